@@ -1,0 +1,91 @@
+/**
+ * Parker: one worker's sleep slot. Pure mechanism; the protocol that makes
+ * it safe against lost wake-ups lives in Pool (see "Parking protocol" in
+ * Pool.h), which is the only user.
+ *
+ * States of `word_`: kAwake (0) or kParked (1).
+ *  - The owner announces with prepare(), re-checks for work, then either
+ *    cancel()s or wait()s. wait() returns once someone has unpark()ed it
+ *    (or, rarely, spuriously: the caller re-checks for work anyway).
+ *  - unpark() flips kParked -> kAwake with one exchange; exactly one of
+ *    several concurrent unparkers sees kParked and issues the futex wake.
+ *
+ * Thread contract: prepare(), cancel(), wait() by the owner only;
+ * is_parked() and unpark() by any thread.
+ */
+
+#pragma once
+
+#include <faiss/ccd_scheduler/Futex.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace faiss {
+namespace ccd {
+
+class Parker {
+   public:
+    static constexpr uint32_t kAwake = 0;
+    static constexpr uint32_t kParked = 1;
+
+    /// prepare: owner only. Seq_cst so that it takes part in the Dekker
+    /// pairing of the parking protocol (the owner's re-check follows it).
+    void prepare() {
+        word_.store(kParked, std::memory_order_seq_cst);
+    }
+
+    /// cancel: owner only, after prepare() found work on its re-check.
+    /// relaxed: nothing is published by waking up; an unparker racing with
+    /// us at worst issues a futex wake nobody needs.
+    void cancel() {
+        word_.store(kAwake, std::memory_order_relaxed);
+    }
+
+    /// wait: owner only, after prepare(). Sleeps until unpark().
+    /// timeout_ns < 0: no time limit. Returns true if woken by unpark().
+    bool wait(int64_t timeout_ns = -1) {
+        // acquire: pairs with unpark()'s exchange, so what the unparker
+        // wrote before waking us (a pushed task, the stop flag) is visible.
+        while (word_.load(std::memory_order_acquire) == kParked) {
+            detail::futex_wait(&word_, kParked, timeout_ns);
+            if (timeout_ns >= 0) {
+                uint32_t expected = kParked;
+                // A timed wait that ran out un-parks itself; a concurrent
+                // unpark() that wins the exchange owns the wake instead.
+                return !word_.compare_exchange_strong(
+                        expected, kAwake, std::memory_order_acq_rel);
+            }
+        }
+        return true;
+    }
+
+    /// is_parked: any thread. seq_cst: the submitter's half of the Dekker
+    /// pairing (it follows a seq_cst fence after the push).
+    bool is_parked() const {
+        return word_.load(std::memory_order_seq_cst) == kParked;
+    }
+
+    /// unpark: any thread. True if this call woke the owner.
+    bool unpark() {
+        // A load first keeps the common "already awake" case from writing
+        // the cache line. seq_cst: it is the waker's half of the Dekker
+        // pairing when called without is_parked() (Pool's stop path).
+        if (word_.load(std::memory_order_seq_cst) != kParked) {
+            return false;
+        }
+        // acq_rel: release publishes our writes to the woken owner.
+        if (word_.exchange(kAwake, std::memory_order_acq_rel) != kParked) {
+            return false;
+        }
+        detail::futex_wake(&word_, 1);
+        return true;
+    }
+
+   private:
+    // Its own cache line: submitters read it on every submit.
+    alignas(64) std::atomic<uint32_t> word_{kAwake};
+};
+
+} // namespace ccd
+} // namespace faiss

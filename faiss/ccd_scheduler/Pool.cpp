@@ -1,0 +1,435 @@
+#include <faiss/ccd_scheduler/Pool.h>
+
+#include <faiss/ccd_scheduler/Futex.h>
+#include <faiss/ccd_scheduler/TaskGroup.h>
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
+
+namespace faiss {
+namespace ccd {
+
+namespace {
+
+/// Counter: a statistic written by one thread, read by any. The owner bumps
+/// it with a load and a store (no RMW, no locked instruction); release so
+/// that wait_idle(), which sums tasks_run with acquire loads, sees the work
+/// a counted task did.
+struct Counter {
+    std::atomic<uint64_t> value{0};
+    void bump() {
+        value.store(
+                value.load(std::memory_order_relaxed) + 1,
+                std::memory_order_release);
+    }
+    uint64_t get() const {
+        return value.load(std::memory_order_acquire);
+    }
+};
+
+/// CurrentWorker: which pool and worker the calling thread is, if any.
+struct CurrentWorker {
+    const Pool* pool = nullptr;
+    int index = -1;
+};
+thread_local CurrentWorker tl_current;
+
+/// tl_rotor: per-thread round-robin position for the dispatcher. Per thread
+/// so that submitters never share (and bounce) a counter's cache line;
+/// seeded from the thread id so threads start at different workers.
+thread_local uint32_t tl_rotor =
+        uint32_t(std::hash<std::thread::id>()(std::this_thread::get_id()));
+
+uint64_t xorshift64(uint64_t& state) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+}
+
+// Pauses between two idle polls of the work loop. 16 PAUSEs are ~0.1 to
+// 0.7 us depending on the core generation: short enough for the spin
+// phase to catch a task within a microsecond or so.
+constexpr int kPausesPerSpin = 16;
+
+} // namespace
+
+struct alignas(64) Pool::Worker {
+    RunQueue queue;
+    Parker parker;
+    // Owner-only statistics, read by stats(): one line for all of them.
+    alignas(64) Counter tasks_run;
+    Counter local_pops;
+    Counter intra_ccd_steals;
+    Counter cross_ccd_steals;
+    Counter parks;
+    Counter uncaught_exceptions;
+    // Owner-only state, never read by others.
+    alignas(64) CrossCcdBackoff backoff;
+    uint64_t rng;
+
+    Worker(const PoolOptions& options, uint64_t seed)
+            : queue(options.deque_capacity, options.ring_capacity),
+              backoff(options.steal.max_backoff_shift),
+              rng(seed | 1) {}
+};
+
+Pool::Pool() : Pool(Topology::from_env_or_detect()) {}
+
+Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
+        : topology_(topology),
+          policy_(topology, policy, options.steal),
+          options_(std::move(options)),
+          placement_(
+                  options_.placement ? options_.placement
+                                     : std::make_shared<HashPlacement>()) {
+    const int nw = topology_.num_workers();
+    const unsigned hw = std::thread::hardware_concurrency();
+    const bool oversubscribed = hw != 0 && unsigned(nw) > hw;
+    spin_rounds_ = options_.spin_rounds >= 0 ? options_.spin_rounds
+            : oversubscribed                 ? 2
+                                             : 64;
+
+    workers_.reserve(nw);
+    for (int w = 0; w < nw; w++) {
+        workers_.emplace_back(new Worker(
+                options_, hash_mapping_id(uint64_t(w) + 0x5eed)));
+    }
+    threads_.reserve(nw);
+    try {
+        for (int w = 0; w < nw; w++) {
+            threads_.emplace_back([this, w] { worker_main(w); });
+        }
+    } catch (...) {
+        stop_.store(true, std::memory_order_seq_cst);
+        for (auto& worker : workers_) {
+            worker->parker.unpark();
+        }
+        for (std::thread& t : threads_) {
+            t.join();
+        }
+        throw;
+    }
+}
+
+Pool::~Pool() {
+    if (current_worker() >= 0) {
+        fprintf(stderr,
+                "faiss_ccd: a Pool is being destroyed by one of its own "
+                "tasks; that can never finish\n");
+        std::abort();
+    }
+    wait_idle();
+    // seq_cst: pairs with P1-P3 of the parking protocol (see Pool.h).
+    stop_.store(true, std::memory_order_seq_cst);
+    for (auto& worker : workers_) {
+        worker->parker.unpark();
+    }
+    for (std::thread& t : threads_) {
+        t.join();
+    }
+}
+
+int Pool::current_worker() const {
+    return tl_current.pool == this ? tl_current.index : -1;
+}
+
+int Pool::pick_ccd(MappingId id) const {
+    if (id == kLocalMappingId || !policy_.places_by_id()) {
+        return -1;
+    }
+    return placement_->pick_ccd(id, topology_.num_ccds());
+}
+
+int Pool::choose_worker_in_ccd(int ccd) {
+    const int first = topology_.first_worker(ccd);
+    const int n = topology_.ccd_size(ccd);
+    if (n == 1) {
+        return first;
+    }
+    const uint32_t rotor = tl_rotor++;
+    if (options_.core_choice == CoreChoice::round_robin) {
+        return first + int(rotor % uint32_t(n));
+    }
+    // least_loaded: shortest queue; ties go to the rotor's pick so equal
+    // queues still share the work.
+    int best = first + int(rotor % uint32_t(n));
+    int64_t best_size = workers_[best]->queue.size_estimate();
+    for (int i = 0; i < n && best_size > 0; i++) {
+        int v = first + i;
+        int64_t size = workers_[v]->queue.size_estimate();
+        if (size < best_size) {
+            best = v;
+            best_size = size;
+        }
+    }
+    return best;
+}
+
+void Pool::dispatch(TaskNode* task) {
+    const int self = current_worker();
+    const bool local = task->id == kLocalMappingId;
+    int target;
+    if (policy_.places_by_id() && !local) {
+        const int ccd = placement_->pick_ccd(task->id, topology_.num_ccds());
+        // Submitted from a worker of the right CCD: keep it in the owner's
+        // deque, where siblings can still steal it.
+        target = (self >= 0 && topology_.ccd_of(self) == ccd)
+                ? self
+                : choose_worker_in_ccd(ccd);
+    } else if (self >= 0 &&
+               (local || policy_.kind() == PolicyKind::flat_steal)) {
+        target = self; // bthread style: a worker's children stay with it
+    } else {
+        target = int(tl_rotor++ % uint32_t(topology_.num_workers()));
+    }
+    if (target == self) {
+        workers_[target]->queue.push_local(task);
+    } else {
+        workers_[target]->queue.push_external(task);
+    }
+    wake_for(target);
+}
+
+void Pool::wake_for(int target) {
+    // S2: orders the push before the parker loads below (Dekker with P1-P3).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    Worker& t = *workers_[target];
+    if (t.parker.is_parked() && t.parker.unpark()) {
+        return;
+    }
+    // Everything below is opportunistic: a helper for a busy target.
+    if (num_parked_.load(std::memory_order_relaxed) == 0 || !policy_.steals()) {
+        return;
+    }
+    const std::vector<int>& near = policy_.near_victims(target);
+    if (!near.empty()) {
+        // The workers that steal from `target` first are its own near
+        // victims (both relations are symmetric).
+        Permutation order(int(near.size()), tl_rotor++);
+        for (int i = 0; i < int(near.size()); i++) {
+            if (workers_[near[order.at(i)]]->parker.unpark()) {
+                return;
+            }
+        }
+    }
+    const std::vector<int>& remote = policy_.remote_ccds(target);
+    if (remote.empty() ||
+        !policy_.remote_ccd_is_victim(ccd_backlog(topology_.ccd_of(target)))) {
+        return;
+    }
+    for (int c : remote) {
+        for (int i = 0; i < topology_.ccd_size(c); i++) {
+            if (workers_[topology_.first_worker(c) + i]->parker.unpark()) {
+                return;
+            }
+        }
+    }
+}
+
+int64_t Pool::ccd_backlog(int ccd) const {
+    int64_t total = 0;
+    const int first = topology_.first_worker(ccd);
+    for (int i = 0; i < topology_.ccd_size(ccd); i++) {
+        total += workers_[first + i]->queue.size_estimate();
+    }
+    return total;
+}
+
+TaskNode* Pool::find_task(int w, bool ignore_backoff) {
+    Worker& me = *workers_[w];
+    if (TaskNode* task = me.queue.pop_local()) {
+        me.local_pops.bump();
+        return task;
+    }
+    const std::vector<int>& near = policy_.near_victims(w);
+    if (!near.empty()) {
+        Permutation order(int(near.size()), xorshift64(me.rng));
+        for (int i = 0; i < int(near.size()); i++) {
+            const int v = near[order.at(i)];
+            if (TaskNode* task = workers_[v]->queue.steal()) {
+                // flat_steal's victims span CCDs: classify by topology.
+                if (topology_.ccd_of(v) == topology_.ccd_of(w)) {
+                    me.intra_ccd_steals.bump();
+                } else {
+                    me.cross_ccd_steals.bump();
+                }
+                return task;
+            }
+        }
+    }
+    // Every sibling was empty: the ccd policy may now cross.
+    const std::vector<int>& remote = policy_.remote_ccds(w);
+    if (remote.empty() || !(ignore_backoff || me.backoff.should_try())) {
+        return nullptr;
+    }
+    Permutation ccd_order(int(remote.size()), xorshift64(me.rng));
+    for (int i = 0; i < int(remote.size()); i++) {
+        const int c = remote[ccd_order.at(i)];
+        if (!policy_.remote_ccd_is_victim(ccd_backlog(c))) {
+            continue;
+        }
+        const int first = topology_.first_worker(c);
+        Permutation order(topology_.ccd_size(c), xorshift64(me.rng));
+        for (int j = 0; j < topology_.ccd_size(c); j++) {
+            if (TaskNode* task =
+                        workers_[first + order.at(j)]->queue.steal()) {
+                me.cross_ccd_steals.bump();
+                me.backoff.on_success();
+                return task;
+            }
+        }
+    }
+    me.backoff.on_failure();
+    return nullptr;
+}
+
+void Pool::run_task(int w, TaskNode* task) {
+    Worker& me = *workers_[w];
+    TaskGroup* group = task->group;
+    if (group == nullptr) {
+        try {
+            task->run();
+        } catch (...) {
+            me.uncaught_exceptions.bump();
+        }
+    } else if (!group->failed()) {
+        try {
+            task->run();
+        } catch (...) {
+            group->record_exception(std::current_exception());
+        }
+    }
+    // The callable and its captures die before anyone can see the task as
+    // finished: a waiter may free what they refer to as soon as it returns.
+    delete task;
+    me.tasks_run.bump();
+    if (group != nullptr) {
+        group->task_done(); // last: the group may be destroyed right after
+    }
+}
+
+bool Pool::help_one(int w) {
+    TaskNode* task = find_task(w, false);
+    if (task == nullptr) {
+        return false;
+    }
+    run_task(w, task);
+    return true;
+}
+
+void Pool::worker_main(int w) {
+    tl_current.pool = this;
+    tl_current.index = w;
+    const int cpu = topology_.cpu_of(w);
+    if (options_.pin_workers && cpu >= 0 && cpu < CPU_SETSIZE) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        // A CPU outside our affinity mask makes this fail: the worker then
+        // floats, which is what an emulated topology wants anyway.
+        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
+    const bool yield_when_spinning =
+            topology_.num_workers() > int(std::thread::hardware_concurrency());
+    Worker& me = *workers_[w];
+    for (;;) {
+        TaskNode* task = find_task(w, false);
+        for (int i = 0; task == nullptr && i < spin_rounds_; i++) {
+            if (yield_when_spinning) {
+                sched_yield();
+            } else {
+                for (int k = 0; k < kPausesPerSpin; k++) {
+                    detail::cpu_relax();
+                }
+            }
+            task = find_task(w, false);
+        }
+        if (task != nullptr) {
+            run_task(w, task);
+            continue;
+        }
+        // Parking protocol, P1-P5 (see Pool.h).
+        me.parker.prepare();                                   // P1
+        num_parked_.fetch_add(1, std::memory_order_seq_cst);   // P2
+        std::atomic_thread_fence(std::memory_order_seq_cst);   // P3
+        if (stop_.load(std::memory_order_relaxed)) {
+            me.parker.cancel();
+            num_parked_.fetch_sub(1, std::memory_order_relaxed);
+            break;
+        }
+        task = find_task(w, true);                             // P4
+        if (task == nullptr) {                                 // P5
+            me.parks.bump();
+            me.parker.wait();
+        } else {
+            me.parker.cancel();
+        }
+        num_parked_.fetch_sub(1, std::memory_order_relaxed);
+        me.backoff.reset();
+        if (task != nullptr) {
+            run_task(w, task);
+        }
+    }
+    tl_current = CurrentWorker();
+}
+
+void Pool::wait_idle() const {
+    if (current_worker() >= 0) {
+        throw std::logic_error(
+                "Pool::wait_idle called from one of the pool's own tasks");
+    }
+    // Idle when every task ever pushed has retired. Sum the retired counts
+    // first, then the pushed counts: a task counted as retired was pushed
+    // before it retired, so it is in the later sum too; equal sums then
+    // mean nothing pushed so far is still queued or running (and a running
+    // task is the only thing that can push more once outsiders stopped).
+    int naps = 0;
+    for (;;) {
+        uint64_t retired = 0;
+        for (const auto& worker : workers_) {
+            retired += worker->tasks_run.get();
+        }
+        uint64_t pushed = 0;
+        for (const auto& worker : workers_) {
+            pushed += worker->queue.pushes_total();
+        }
+        if (pushed == retired) {
+            return;
+        }
+        if (naps++ < 100) {
+            sched_yield();
+        } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+    }
+}
+
+PoolStats Pool::stats() const {
+    PoolStats s;
+    s.workers.resize(topology_.num_workers());
+    for (int w = 0; w < topology_.num_workers(); w++) {
+        const Worker& src = *workers_[w];
+        WorkerStats& dst = s.workers[w];
+        dst.worker = w;
+        dst.ccd = topology_.ccd_of(w);
+        dst.cpu = topology_.cpu_of(w);
+        dst.tasks_run = src.tasks_run.get();
+        dst.local_pops = src.local_pops.get();
+        dst.intra_ccd_steals = src.intra_ccd_steals.get();
+        dst.cross_ccd_steals = src.cross_ccd_steals.get();
+        dst.parks = src.parks.get();
+        dst.uncaught_exceptions = src.uncaught_exceptions.get();
+        dst.queued = src.queue.size_estimate();
+    }
+    return s;
+}
+
+} // namespace ccd
+} // namespace faiss

@@ -1,0 +1,168 @@
+/**
+ * Pool: CCD-aware work-stealing workers, one per core, pinned.
+ *
+ * A task is submitted with the MappingId of the memory it touches. The
+ * dispatcher resolves the id to a CCD through the pool's Placement
+ * (pick_ccd), then to one worker of that CCD (CoreChoice), and pushes the
+ * task into that worker's RunQueue. Workers run their own queue, then steal
+ * as the StealPolicy orders, then spin, then park. The pool knows nothing of
+ * FAISS.
+ *
+ * Work loop of worker w (find_task):
+ *   1. pop its own queue (own deque LIFO, then its submit ring, then its
+ *      overflow);
+ *   2. steal from its near victims (ccd: CCD siblings; flat: everyone), in
+ *      a fresh random order each round;
+ *   3. ccd policy only, and only when step 2 found every sibling empty:
+ *      steal from a remote CCD whose backlog reaches the threshold, unless
+ *      the exponential backoff after failed cross rounds says skip;
+ *   4. none found: spin (re-running 1-3), then park.
+ *
+ * Parking protocol (no lost wake-up). Worker w, to sleep:
+ *   P1  parker[w].prepare()            seq_cst store  parked = 1
+ *   P2  num_parked_.fetch_add(1)       seq_cst RMW
+ *   P3  fence(seq_cst); check stop_
+ *   P4  find_task(w) once more (own queue, siblings, remote CCDs)
+ *   P5  found: cancel and run it; else parker[w].wait().
+ * A submitter, after pushing task T into worker t's queue:
+ *   S1  push (release store that publishes T)
+ *   S2  fence(seq_cst)
+ *   S3  if parker[t].is_parked(): unpark(t)
+ *       else if num_parked_ > 0: wake one parked worker that may steal T.
+ * Why no task is stranded: by the seq_cst total order on P1/P3 and S2/S3,
+ * either S3 sees parker[t] == 1 (and wakes t), or P4 of t runs after S1 and
+ * finds T. So the worker T was pushed to is always awake or woken; wakes of
+ * other workers (siblings, remote CCDs) are opportunistic, for latency, and
+ * a missed one costs time, not a task. Stop uses the same pairing: the
+ * destructor stores stop_ (seq_cst) and then unparks everybody.
+ *
+ * Destruction: ~Pool() waits until the pool is idle (every submitted task,
+ * including tasks submitted by tasks, has run), then stops and joins the
+ * workers. Pending tasks are therefore run, never dropped. Submitting from
+ * another thread concurrently with the destructor is a caller bug, as is
+ * destroying a pool from one of its own tasks (that aborts with a message).
+ *
+ * Thread contract: submit(), stats(), pick_ccd(), wait_idle() from any
+ * thread, including the pool's own workers (wait_idle() excepted: not from a
+ * worker). Construction and destruction from one thread.
+ */
+
+#pragma once
+
+#include <faiss/ccd_scheduler/MappingId.h>
+#include <faiss/ccd_scheduler/Parker.h>
+#include <faiss/ccd_scheduler/Placement.h>
+#include <faiss/ccd_scheduler/PoolStats.h>
+#include <faiss/ccd_scheduler/RunQueue.h>
+#include <faiss/ccd_scheduler/StealPolicy.h>
+#include <faiss/ccd_scheduler/Task.h>
+#include <faiss/ccd_scheduler/Topology.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace faiss {
+namespace ccd {
+
+/// PoolOptions: construction-time knobs besides topology and policy.
+struct PoolOptions {
+    CoreChoice core_choice = CoreChoice::round_robin; ///< worker in a CCD
+    StealConfig steal;                 ///< cross-CCD threshold and backoff
+    bool pin_workers = true;           ///< pin workers that have a CPU
+    /// spin_rounds: find_task rounds an idle worker polls before parking;
+    /// -1 picks 64 when every worker has a core, 2 when oversubscribed.
+    int spin_rounds = -1;
+    uint32_t deque_capacity = 4096;    ///< per worker, a power of two
+    uint32_t ring_capacity = 1024;     ///< per worker, a power of two
+    /// placement: MappingId -> CCD; nullptr = HashPlacement.
+    std::shared_ptr<const Placement> placement;
+};
+
+class Pool {
+   public:
+    /// Pool: topology from FAISS_CCD_TOPOLOGY or hwloc, policy ccd.
+    Pool();
+    explicit Pool(
+            const Topology& topology,
+            PolicyKind policy = PolicyKind::ccd,
+            PoolOptions options = PoolOptions());
+    ~Pool();
+
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
+
+    /// submit: run f() once on some worker. Exceptions f throws are counted
+    /// (WorkerStats::uncaught_exceptions) and dropped; use a TaskGroup to
+    /// get them back. Any thread.
+    template <class F>
+    void submit(MappingId id, F&& f) {
+        dispatch(new TaskOf<std::decay_t<F>>(id, nullptr, std::forward<F>(f)));
+    }
+
+    /// wait_idle: block until every task submitted so far, and every task
+    /// those submit, has finished. Not from a worker of this pool.
+    void wait_idle() const;
+
+    /// pick_ccd: the CCD tasks with this id go to under this pool's policy
+    /// (-1 for ids the policy does not place: flat_steal, round_robin,
+    /// kLocalMappingId).
+    int pick_ccd(MappingId id) const;
+
+    /// current_worker: the index of the calling thread in this pool, or -1.
+    int current_worker() const;
+
+    PoolStats stats() const;
+    const Topology& topology() const {
+        return topology_;
+    }
+    PolicyKind policy() const {
+        return policy_.kind();
+    }
+    int num_workers() const {
+        return topology_.num_workers();
+    }
+    const Placement& placement() const {
+        return *placement_;
+    }
+
+   private:
+    friend class TaskGroup;
+
+    struct Worker;
+
+    /// dispatch: place and push a task, then wake whoever should run it.
+    void dispatch(TaskNode* task);
+    /// wake_for: S2-S3 of the parking protocol for a task pushed to `target`.
+    void wake_for(int target);
+    /// find_task: steps 1-3 of the work loop; nullptr if nothing was found.
+    TaskNode* find_task(int w, bool ignore_backoff);
+    /// run_task: run, account, delete; report to the group last.
+    void run_task(int w, TaskNode* task);
+    /// help_one: worker w, waiting for something, runs one task if it finds
+    /// one (TaskGroup::wait). True if it ran one.
+    bool help_one(int w);
+    void worker_main(int w);
+    int64_t ccd_backlog(int ccd) const;
+    int choose_worker_in_ccd(int ccd);
+
+    Topology topology_;
+    StealPolicy policy_;
+    PoolOptions options_;
+    std::shared_ptr<const Placement> placement_;
+    int spin_rounds_;
+
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::vector<std::thread> threads_;
+
+    // Written on every park and wake, read by submitters only after their
+    // own target turned out to be awake: its own line.
+    alignas(64) std::atomic<int> num_parked_{0};
+    alignas(64) std::atomic<bool> stop_{false};
+};
+
+} // namespace ccd
+} // namespace faiss

@@ -1,0 +1,105 @@
+/**
+ * TaskGroup: fork-join on a Pool. Submit many tasks, wait() for all.
+ *
+ *   TaskGroup group(pool);
+ *   for (...) group.submit(id, [&] { ... });
+ *   group.wait();  // rethrows the first exception a task threw
+ *
+ * Exceptions: the first exception thrown by a task of the group is kept;
+ * tasks of the group that have not started when it is thrown are skipped
+ * (their callables are destroyed without running); wait() returns only after
+ * every task of the group has finished or been skipped, then rethrows it.
+ * The group and the pool stay usable.
+ *
+ * Waiting on a worker: a worker of the pool that calls wait() runs other
+ * tasks while it waits (help_one), so groups nested in tasks never
+ * deadlock, even on a one-worker pool.
+ *
+ * Sleeping and waking. `state_` is one 32-bit futex word: the number of
+ * unfinished tasks in the low 31 bits, and kWaiterBit, set by a waiter that
+ * is about to sleep. The task that takes the count to zero reads the
+ * waiter bit in the same fetch_sub and wakes the waiter: there is no window
+ * between "count is zero" and "was anyone asleep". That fetch_sub is its
+ * last access to the group's memory; the futex_wake after it takes the
+ * address only (private futexes never dereference it), so a waiter that
+ * sees zero and destroys the group at once is safe.
+ *
+ * Thread contract: submit() from any thread, including tasks of the group;
+ * wait() from one thread at a time. The destructor waits (and drops an
+ * exception nobody collected).
+ */
+
+#pragma once
+
+#include <faiss/ccd_scheduler/Pool.h>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+
+namespace faiss {
+namespace ccd {
+
+class TaskGroup {
+   public:
+    explicit TaskGroup(Pool& pool) : pool_(pool) {}
+    ~TaskGroup();
+
+    TaskGroup(const TaskGroup&) = delete;
+    TaskGroup& operator=(const TaskGroup&) = delete;
+
+    /// submit: run f() once on the group's pool, as part of the group.
+    template <class F>
+    void submit(MappingId id, F&& f) {
+        add_pending();
+        pool_.dispatch(
+                new TaskOf<std::decay_t<F>>(id, this, std::forward<F>(f)));
+    }
+
+    /// wait: until every task submitted so far has finished; rethrows the
+    /// first exception one of them threw.
+    void wait();
+
+    /// failed: a task of the group threw and wait() has not reported it yet.
+    bool failed() const {
+        return failed_.load(std::memory_order_acquire);
+    }
+
+    Pool& pool() const {
+        return pool_;
+    }
+
+   private:
+    friend class Pool;
+
+    static constexpr uint32_t kWaiterBit = 1u << 31;
+    static constexpr uint32_t kCountMask = kWaiterBit - 1;
+
+    void add_pending();
+    /// record_exception: called by the pool when a task of the group threw.
+    void record_exception(std::exception_ptr error);
+    /// task_done: called by the pool after a task of the group finished or
+    /// was skipped. The last access to the group's memory.
+    void task_done();
+    uint32_t pending() const {
+        // acquire: pairs with task_done()'s release, so a waiter that sees
+        // zero sees every effect of the group's tasks.
+        return state_.load(std::memory_order_acquire) & kCountMask;
+    }
+    void wait_as_worker(int w);
+    void wait_as_outsider();
+
+    Pool& pool_;
+    // Waiters sleep on it, tasks decrement it: its own line, away from
+    // the pool reference that every submit reads.
+    alignas(64) std::atomic<uint32_t> state_{0};
+    std::atomic<bool> failed_{false};
+    std::mutex error_mutex_;
+    std::exception_ptr error_; ///< guarded by error_mutex_
+};
+
+} // namespace ccd
+} // namespace faiss

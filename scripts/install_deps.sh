@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# install_deps.sh [PACKAGE...]
+#
+# Installs whichever of the given Debian packages (default: everything this
+# project needs) are not installed yet. Idempotent: when all are present it
+# changes nothing and runs no apt-get at all. Uses sudo only when not root.
+set -euo pipefail
+
+default_packages=(
+    build-essential
+    cmake
+    pkg-config
+    libfaiss-dev
+    python3-faiss
+    libhwloc-dev
+    hwloc
+    libopenblas-dev
+    libgtest-dev
+    libbenchmark-dev
+    libtbb-dev
+    python3-numpy
+    python3-pytest
+    python3-matplotlib
+    swig
+    dataset-fashion-mnist
+)
+
+if [[ $# -gt 0 ]]; then
+    packages=("$@")
+else
+    packages=("${default_packages[@]}")
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    if [[ "$status" != "install ok installed" ]]; then
+        missing+=("$pkg")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install_deps: all ${#packages[@]} packages already installed"
+    exit 0
+fi
+
+echo "install_deps: missing: ${missing[*]}"
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install_deps: error: apt-get not found; this script needs Debian" \
+         "or Ubuntu. Install by hand: ${missing[*]}" >&2
+    exit 1
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+        sudo_cmd=(sudo)
+    else
+        echo "install_deps: error: not root and sudo is not available." >&2
+        echo "install_deps: as root, run: apt-get install ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+echo "install_deps: installed ${missing[*]}"
