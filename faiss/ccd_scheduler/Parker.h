@@ -5,8 +5,8 @@
  *
  * States of `word_`: kAwake (0) or kParked (1).
  *  - The owner announces with prepare(), re-checks for work, then either
- *    cancel()s or wait()s. wait() returns once someone has unpark()ed it
- *    (or, rarely, spuriously: the caller re-checks for work anyway).
+ *    cancel()s or wait()s. An untimed wait() returns only once someone has
+ *    unpark()ed it.
  *  - unpark() flips kParked -> kAwake with one exchange; exactly one of
  *    several concurrent unparkers sees kParked and issues the futex wake.
  *
@@ -19,6 +19,7 @@
 #include <faiss/ccd_scheduler/Futex.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace faiss {
@@ -42,20 +43,31 @@ class Parker {
         word_.store(kAwake, std::memory_order_relaxed);
     }
 
-    /// wait: owner only, after prepare(). Sleeps until unpark().
-    /// timeout_ns < 0: no time limit. Returns true if woken by unpark().
+    /// wait: owner only, after prepare(). Sleeps until unpark(), or until
+    /// timeout_ns has passed (timeout_ns < 0: no time limit). Returns true
+    /// if woken by unpark(), false if the time ran out. Early returns of the
+    /// futex (a signal; a late wake meant for an earlier park) are absorbed
+    /// by re-checking the word and sleeping for what is left.
     bool wait(int64_t timeout_ns = -1) {
+        const auto deadline = std::chrono::steady_clock::now() +
+                std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns);
         // acquire: pairs with unpark()'s exchange, so what the unparker
         // wrote before waking us (a pushed task, the stop flag) is visible.
         while (word_.load(std::memory_order_acquire) == kParked) {
-            detail::futex_wait(&word_, kParked, timeout_ns);
+            int64_t left_ns = -1;
             if (timeout_ns >= 0) {
-                uint32_t expected = kParked;
-                // A timed wait that ran out un-parks itself; a concurrent
-                // unpark() that wins the exchange owns the wake instead.
-                return !word_.compare_exchange_strong(
-                        expected, kAwake, std::memory_order_acq_rel);
+                left_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  deadline - std::chrono::steady_clock::now())
+                                  .count();
+                if (left_ns <= 0) {
+                    // Time is up: un-park ourselves, unless a concurrent
+                    // unpark() wins the exchange and owns the wake.
+                    uint32_t expected = kParked;
+                    return !word_.compare_exchange_strong(
+                            expected, kAwake, std::memory_order_acq_rel);
+                }
             }
+            detail::futex_wait(&word_, kParked, left_ns);
         }
         return true;
     }

@@ -212,7 +212,7 @@ void Pool::wake_for(int target) {
     if (!near.empty()) {
         // The workers that steal from `target` first are its own near
         // victims (both relations are symmetric).
-        Permutation order(int(near.size()), tl_rotor++);
+        Permutation order(int(near.size()), hash_mapping_id(tl_rotor++));
         for (int i = 0; i < int(near.size()); i++) {
             if (workers_[near[order.at(i)]]->parker.unpark()) {
                 return;

@@ -36,11 +36,8 @@ namespace ccd {
 class SubmitRing {
    public:
     explicit SubmitRing(uint32_t capacity = 1024)
-            : mask_(capacity - 1), cells_(new Cell[capacity]) {
-        if (capacity < 2 || (capacity & (capacity - 1)) != 0) {
-            throw std::invalid_argument(
-                    "SubmitRing capacity must be a power of two >= 2");
-        }
+            : mask_(checked_capacity(capacity) - 1),
+              cells_(new Cell[capacity]) {
         for (uint32_t i = 0; i < capacity; i++) {
             cells_[i].seq.store(i, std::memory_order_relaxed);
         }
@@ -113,6 +110,15 @@ class SubmitRing {
     }
 
    private:
+    /// checked_capacity: validates before anything is allocated.
+    static uint32_t checked_capacity(uint32_t capacity) {
+        if (capacity < 2 || (capacity & (capacity - 1)) != 0) {
+            throw std::invalid_argument(
+                    "SubmitRing capacity must be a power of two >= 2");
+        }
+        return capacity;
+    }
+
     struct Cell {
         std::atomic<uint64_t> seq;
         TaskNode* task = nullptr;

@@ -11,7 +11,7 @@
  *    full and the caller takes the overflow path (RunQueue). Growth would
  *    need deferred reclamation of old arrays; a bounded ring plus a locked
  *    overflow list is simpler and the overflow is rare.
- *  - The publishing store of `bottom_` in push() is a release store rather
+ *  - The stores of `bottom_` (push() and pop()) are release stores rather
  *    than a release fence followed by a relaxed store. Same cost on x86, and
  *    ThreadSanitizer, which does not model fences, then sees the
  *    happens-before edge from the owner's writes of a task to the thief.
@@ -43,12 +43,8 @@ namespace ccd {
 class WorkStealingDeque {
    public:
     explicit WorkStealingDeque(uint32_t capacity = 4096)
-            : mask_(capacity - 1),
+            : mask_(checked_capacity(capacity) - 1),
               slots_(new std::atomic<TaskNode*>[capacity]) {
-        if (capacity < 2 || (capacity & (capacity - 1)) != 0) {
-            throw std::invalid_argument(
-                    "WorkStealingDeque capacity must be a power of two >= 2");
-        }
         for (uint32_t i = 0; i < capacity; i++) {
             slots_[i].store(nullptr, std::memory_order_relaxed);
         }
@@ -82,8 +78,11 @@ class WorkStealingDeque {
         // could both take the last task.
         std::atomic_thread_fence(std::memory_order_seq_cst);
         int64_t t = top_.load(std::memory_order_relaxed);
+        // The restoring stores of bottom_ below are release stores, like
+        // push()'s: under C++20 rules a relaxed store would end the release
+        // sequence that hands earlier pushes to thieves (free on x86).
         if (t > b) { // empty
-            bottom_.store(b + 1, std::memory_order_relaxed);
+            bottom_.store(b + 1, std::memory_order_release);
             return nullptr;
         }
         TaskNode* task = slots_[b & mask_].load(std::memory_order_relaxed);
@@ -96,7 +95,7 @@ class WorkStealingDeque {
                         std::memory_order_relaxed)) {
                 task = nullptr; // a thief took it
             }
-            bottom_.store(b + 1, std::memory_order_relaxed);
+            bottom_.store(b + 1, std::memory_order_release);
         }
         return task;
     }
@@ -137,6 +136,15 @@ class WorkStealingDeque {
     }
 
    private:
+    /// checked_capacity: validates before anything is allocated.
+    static uint32_t checked_capacity(uint32_t capacity) {
+        if (capacity < 2 || (capacity & (capacity - 1)) != 0) {
+            throw std::invalid_argument(
+                    "WorkStealingDeque capacity must be a power of two >= 2");
+        }
+        return capacity;
+    }
+
     // top_ and bottom_ on their own cache lines: thieves hammer top_, the
     // owner writes bottom_ on every push and pop.
     alignas(64) std::atomic<int64_t> top_{0};

@@ -1,0 +1,219 @@
+// TaskGroup: fork-join, exceptions, nested groups on workers, reuse.
+
+#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/TaskGroup.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stress_scale.h"
+
+using namespace faiss::ccd;
+
+namespace {
+
+class TaskGroupOn : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TaskGroupOn, WaitsForEveryTask) {
+    Pool pool(Topology::from_spec(GetParam()));
+    TaskGroup group(pool);
+    const int n = int(scaled(100000));
+    std::vector<std::atomic<int>> hits(n);
+    for (int i = 0; i < n; i++) {
+        group.submit(make_mapping_id(2, uint32_t(i % 97)), [&hits, i] {
+            hits[i].fetch_add(1, std::memory_order_relaxed);
+        });
+    }
+    group.wait();
+    // wait() returned: every task's effect is visible, each exactly once.
+    int bad = 0;
+    for (auto& h : hits) {
+        bad += h.load(std::memory_order_relaxed) != 1;
+    }
+    EXPECT_EQ(bad, 0);
+}
+
+TEST_P(TaskGroupOn, EmptyGroupReturnsAtOnce) {
+    Pool pool(Topology::from_spec(GetParam()));
+    TaskGroup group(pool);
+    group.wait();
+    group.wait();
+}
+
+// The first exception is rethrown after the group drains; tasks that had
+// not started are skipped; the group and the pool stay usable.
+TEST_P(TaskGroupOn, RethrowsFirstExceptionAfterDrain) {
+    Pool pool(Topology::from_spec(GetParam()));
+    std::atomic<int> running{0};
+    std::atomic<int> finished{0};
+    std::atomic<int> still_running_at_rethrow{-1};
+    TaskGroup group(pool);
+    const int n = 2000;
+    for (int i = 0; i < n; i++) {
+        group.submit(make_mapping_id(1, uint32_t(i)), [&, i] {
+            running.fetch_add(1);
+            if (i == 10) {
+                running.fetch_sub(1);
+                throw std::runtime_error("list 10 is corrupt");
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(5));
+            running.fetch_sub(1);
+            finished.fetch_add(1);
+        });
+    }
+    try {
+        group.wait();
+        ADD_FAILURE() << "wait() did not rethrow";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "list 10 is corrupt");
+        still_running_at_rethrow.store(running.load());
+    }
+    EXPECT_EQ(still_running_at_rethrow.load(), 0) << "rethrown before drain";
+    EXPECT_LT(finished.load(), n - 1);
+    EXPECT_FALSE(group.failed());
+
+    // Same group, same pool: works again, and reports no stale error.
+    std::atomic<int> again{0};
+    for (int i = 0; i < 100; i++) {
+        group.submit(kLocalMappingId, [&] { again.fetch_add(1); });
+    }
+    EXPECT_NO_THROW(group.wait());
+    EXPECT_EQ(again.load(), 100);
+}
+
+TEST_P(TaskGroupOn, OnlyTheFirstOfManyExceptions) {
+    Pool pool(Topology::from_spec(GetParam()));
+    TaskGroup group(pool);
+    for (int i = 0; i < 100; i++) {
+        group.submit(kLocalMappingId, [i] {
+            throw std::runtime_error("task " + std::to_string(i));
+        });
+    }
+    int caught = 0;
+    try {
+        group.wait();
+    } catch (const std::runtime_error& e) {
+        caught++;
+        EXPECT_EQ(std::string(e.what()).rfind("task ", 0), 0u);
+    }
+    EXPECT_EQ(caught, 1);
+    EXPECT_NO_THROW(group.wait());
+}
+
+/// tree: a recursive fork-join of `depth` levels, `fanout` children a node,
+/// each level waiting on its own group from inside a worker. Returns the
+/// number of nodes it ran (counted by the leaves and inner nodes).
+int64_t tree(Pool& pool, int depth, int fanout, std::atomic<int64_t>& nodes) {
+    nodes.fetch_add(1, std::memory_order_relaxed);
+    if (depth == 0) {
+        return 1;
+    }
+    std::vector<int64_t> sub(fanout, 0);
+    TaskGroup group(pool);
+    for (int c = 0; c < fanout; c++) {
+        group.submit(kLocalMappingId, [&, c] {
+            sub[c] = tree(pool, depth - 1, fanout, nodes);
+        });
+    }
+    group.wait();
+    int64_t total = 1;
+    for (int64_t s : sub) {
+        total += s;
+    }
+    return total;
+}
+
+// Nested groups on workers never deadlock, even with one worker, because a
+// waiting worker runs tasks meanwhile.
+TEST_P(TaskGroupOn, NestedGroupsDoNotDeadlock) {
+    Pool pool(Topology::from_spec(GetParam()));
+    std::atomic<int64_t> nodes{0};
+    int64_t counted = 0;
+    TaskGroup root(pool);
+    root.submit(kLocalMappingId, [&] { counted = tree(pool, 7, 4, nodes); });
+    root.wait();
+    const int64_t expected = 21845; // sum of 4^i for i = 0..7
+    EXPECT_EQ(counted, expected);
+    EXPECT_EQ(nodes.load(), expected);
+}
+
+// An exception deep in a nested group reaches the outermost waiter.
+TEST_P(TaskGroupOn, NestedExceptionPropagates) {
+    Pool pool(Topology::from_spec(GetParam()));
+    TaskGroup outer(pool);
+    outer.submit(kLocalMappingId, [&] {
+        TaskGroup inner(pool);
+        inner.submit(kLocalMappingId, [] {
+            throw std::invalid_argument("deep");
+        });
+        inner.wait(); // rethrows inside the outer task
+    });
+    EXPECT_THROW(outer.wait(), std::invalid_argument);
+}
+
+// The destructor waits: captured references stay valid until it returns.
+TEST_P(TaskGroupOn, DestructorWaits) {
+    Pool pool(Topology::from_spec(GetParam()));
+    std::atomic<int> ran{0};
+    {
+        TaskGroup group(pool);
+        for (int i = 0; i < 1000; i++) {
+            group.submit(kLocalMappingId, [&ran] {
+                std::this_thread::yield();
+                ran.fetch_add(1);
+            });
+        }
+    }
+    EXPECT_EQ(ran.load(), 1000);
+}
+
+// Many outside threads, each with its own group, on one pool.
+TEST_P(TaskGroupOn, ConcurrentGroupsFromManyThreads) {
+    Pool pool(Topology::from_spec(GetParam()));
+    const int kThreads = 8;
+    const int rounds = int(scaled(2000));
+    std::atomic<int64_t> total{0};
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; t++) {
+        threads.emplace_back([&, t] {
+            for (int r = 0; r < rounds; r++) {
+                std::atomic<int> mine{0};
+                TaskGroup group(pool);
+                for (int i = 0; i < 8; i++) {
+                    group.submit(make_mapping_id(uint32_t(t), uint32_t(i)),
+                                 [&mine] { mine.fetch_add(1); });
+                }
+                group.wait();
+                wrong.fetch_add(mine.load() != 8);
+                total.fetch_add(mine.load());
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(total.load(), int64_t(kThreads) * rounds * 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+        Topologies,
+        TaskGroupOn,
+        ::testing::Values("1x1", "2x1", "4x2", "12x8"),
+        [](const auto& info) {
+            std::string name = info.param;
+            for (char& c : name) {
+                if (c == 'x') {
+                    c = '_';
+                }
+            }
+            return name;
+        });
+
+} // namespace
