@@ -1,0 +1,438 @@
+// IndexIVFCCD: results identical to stock IndexIVF::search on the same
+// index, for IVFFlat / IVFPQ / IVFSQ8, L2 and inner product, many shapes;
+// range search; many clients; traffic counts; bad input.
+
+#include <faiss/IndexIVFCCD.h>
+
+#include <faiss/IndexIVF.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/impl/AuxIndexStructures.h>
+#include <faiss/impl/FaissException.h>
+#include <faiss/clone_index.h>
+#include <faiss/index_factory.h>
+
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+using namespace faiss::ccd;
+using idx_t = faiss::Index::idx_t;
+
+namespace {
+
+/// reference_search: stock IndexIVF::search with one OpenMP thread. Stock
+/// FAISS slices a batch per OpenMP thread and coarse-quantizes each slice
+/// on its own, and the BLAS kernels round a slice differently from the
+/// whole batch; residual codecs (IVFPQ) carry that into the last bits of
+/// their distances. One thread is the run-to-run stable reference; we
+/// quantize the batch in one call, as it does.
+void reference_search(
+        const faiss::Index& index,
+        idx_t n,
+        const float* x,
+        idx_t k,
+        float* distances,
+        idx_t* labels,
+        const faiss::SearchParameters* params = nullptr) {
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    index.search(n, x, k, distances, labels, params);
+    omp_set_num_threads(saved);
+}
+
+const int kDim = 16;
+const int kNlist = 32;
+
+/// clustered: n vectors around `centers` gaussian blobs (fixed seed).
+std::vector<float> clustered(int n, int centers, uint64_t seed, float spread) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0, 1);
+    std::vector<float> c(centers * kDim);
+    for (float& v : c) {
+        v = g(rng) * 4;
+    }
+    std::vector<float> x(size_t(n) * kDim);
+    for (int i = 0; i < n; i++) {
+        int b = int(rng() % centers);
+        for (int j = 0; j < kDim; j++) {
+            x[i * kDim + j] = c[b * kDim + j] + spread * g(rng);
+        }
+    }
+    return x;
+}
+
+/// Fixture data: trained on a wide set, filled from a narrow one, so that
+/// some lists stay empty.
+struct Data {
+    std::vector<float> train = clustered(4000, 64, 1, 1.0f);
+    std::vector<float> base = clustered(5000, 12, 2, 0.7f);
+    std::vector<float> queries = clustered(1000, 12, 3, 1.0f);
+};
+const Data& data() {
+    static Data d;
+    return d;
+}
+
+/// make_index: a filled index of the given kind. Training (k-means) is the
+/// slow part, so each kind is trained once and cloned.
+std::unique_ptr<faiss::IndexIVF> make_index(
+        const std::string& key,
+        faiss::MetricType metric) {
+    static std::map<std::pair<std::string, int>, std::unique_ptr<faiss::Index>>
+            trained;
+    auto& proto = trained[{key, int(metric)}];
+    if (!proto) {
+        proto.reset(faiss::index_factory(kDim, key.c_str(), metric));
+        // index_factory turns on polysemous training for IVFPQ, which costs
+        // seconds; ctest runs each test in its own process, so each would
+        // pay it. Search results do not depend on it.
+        if (auto* pq = dynamic_cast<faiss::IndexIVFPQ*>(proto.get())) {
+            pq->do_polysemous_training = false;
+        }
+        proto->train(4000, data().train.data());
+    }
+    std::unique_ptr<faiss::Index> idx(faiss::clone_index(proto.get()));
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(idx.get());
+    EXPECT_NE(ivf, nullptr);
+    idx.release();
+    std::unique_ptr<faiss::IndexIVF> out(ivf);
+    out->add(5000, data().base.data());
+    return out;
+}
+
+/// expect_same_results: distances equal; labels equal except among exactly
+/// tied distances (inside the result, labels of a tie group are the same
+/// set; at the k-th distance a tie may keep different labels).
+void expect_same_results(
+        idx_t n,
+        idx_t k,
+        const std::vector<float>& d_ref,
+        const std::vector<idx_t>& i_ref,
+        const std::vector<float>& d_got,
+        const std::vector<idx_t>& i_got,
+        const std::string& what) {
+    int bad = 0;
+    for (idx_t q = 0; q < n && bad < 5; q++) {
+        const float* dr = &d_ref[q * k];
+        const float* dg = &d_got[q * k];
+        const idx_t* ir = &i_ref[q * k];
+        const idx_t* ig = &i_got[q * k];
+        for (idx_t j = 0; j < k; j++) {
+            if (!(dr[j] == dg[j] || (std::isinf(dr[j]) && std::isinf(dg[j])))) {
+                ADD_FAILURE() << what << " q=" << q << " j=" << j
+                              << " distance " << dg[j] << " != " << dr[j];
+                bad++;
+                break;
+            }
+        }
+        std::map<float, std::multiset<idx_t>> ref_groups, got_groups;
+        for (idx_t j = 0; j < k; j++) {
+            ref_groups[dr[j]].insert(ir[j]);
+            got_groups[dg[j]].insert(ig[j]);
+        }
+        const float boundary = dr[k - 1];
+        for (auto& [dist, labels] : ref_groups) {
+            if (dist == boundary) {
+                continue; // a tie at the cut may keep other labels
+            }
+            if (got_groups[dist] != labels) {
+                ADD_FAILURE() << what << " q=" << q << " labels differ at"
+                              << " distance " << dist;
+                bad++;
+                break;
+            }
+        }
+    }
+}
+
+using Case = std::tuple<std::string, faiss::MetricType>;
+
+class IVFCCDMatchesStock : public ::testing::TestWithParam<Case> {};
+
+TEST_P(IVFCCDMatchesStock, SearchAllShapes) {
+    const auto [key, metric] = GetParam();
+    auto ivf = make_index(key, metric);
+    size_t empty = 0;
+    for (size_t l = 0; l < ivf->nlist; l++) {
+        empty += ivf->invlists->list_size(l) == 0;
+    }
+    ASSERT_GT(empty, 0u) << "the data should leave some lists empty";
+    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
+    IndexIVFCCD ccd(ivf.get(), pool, 3);
+    ASSERT_TRUE(ccd.uses_scanners());
+    int64_t missing_labels = 0;
+    for (idx_t n : {1, 7, 1000}) {
+        for (idx_t k : {1, 10, 100, 600}) {
+            for (size_t nprobe : {size_t(1), size_t(16), size_t(kNlist)}) {
+                faiss::SearchParametersIVF params;
+                params.nprobe = nprobe;
+                std::vector<float> d_ref(n * k), d_got(n * k);
+                std::vector<idx_t> i_ref(n * k), i_got(n * k);
+                reference_search(*ivf, n, data().queries.data(), k,
+                                 d_ref.data(), i_ref.data(), &params);
+                ccd.search(n, data().queries.data(), k, d_got.data(),
+                           i_got.data(), &params);
+                expect_same_results(
+                        n, k, d_ref, i_ref, d_got, i_got,
+                        key + " n=" + std::to_string(n) + " k=" +
+                                std::to_string(k) + " nprobe=" +
+                                std::to_string(nprobe));
+                // Fewer candidates than k: -1 labels, as FAISS.
+                const auto ref_missing = std::count(i_ref.begin(), i_ref.end(), -1);
+                EXPECT_EQ(std::count(i_got.begin(), i_got.end(), -1),
+                          ref_missing);
+                missing_labels += ref_missing;
+            }
+        }
+    }
+}
+
+// Split lists (tiny chunks) and both scan orders give the same answers.
+TEST_P(IVFCCDMatchesStock, ChunkedAndListMajor) {
+    const auto [key, metric] = GetParam();
+    auto ivf = make_index(key, metric);
+    ivf->nprobe = 8;
+    auto pool = std::make_shared<Pool>(Topology::from_spec("2x1"));
+    IndexIVFCCD ccd(ivf.get(), pool);
+    ccd.split_factor = 0.5;
+    ccd.chunk_factor = 0.25;
+    ccd.min_chunk = 16;
+    const idx_t n = 200, k = 20;
+    std::vector<float> d_ref(n * k), d_got(n * k);
+    std::vector<idx_t> i_ref(n * k), i_got(n * k);
+    reference_search(*ivf, n, data().queries.data(), k, d_ref.data(),
+                     i_ref.data());
+    for (idx_t min_batch : {idx_t(1), idx_t(1000000)}) {
+        ccd.list_major_min_batch = min_batch;
+        ccd.search(n, data().queries.data(), k, d_got.data(), i_got.data());
+        expect_same_results(n, k, d_ref, i_ref, d_got, i_got,
+                            key + " min_batch=" + std::to_string(min_batch));
+    }
+}
+
+TEST_P(IVFCCDMatchesStock, RangeSearchSameSet) {
+    const auto [key, metric] = GetParam();
+    auto ivf = make_index(key, metric);
+    ivf->nprobe = 8;
+    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
+    IndexIVFCCD ccd(ivf.get(), pool);
+    const idx_t n = 50;
+    // A radius that keeps a few dozen results per query.
+    std::vector<float> d(n * 30);
+    std::vector<idx_t> i(n * 30);
+    ivf->search(n, data().queries.data(), 30, d.data(), i.data());
+    const float radius = d[29];
+    faiss::RangeSearchResult ref(n), got(n);
+    ivf->range_search(n, data().queries.data(), radius, &ref);
+    ccd.range_search(n, data().queries.data(), radius, &got);
+    size_t total = 0;
+    for (idx_t q = 0; q < n; q++) {
+        std::set<std::pair<idx_t, float>> a, b;
+        for (size_t j = ref.lims[q]; j < ref.lims[q + 1]; j++) {
+            a.insert({ref.labels[j], ref.distances[j]});
+        }
+        for (size_t j = got.lims[q]; j < got.lims[q + 1]; j++) {
+            b.insert({got.labels[j], got.distances[j]});
+        }
+        EXPECT_EQ(a, b) << key << " query " << q;
+        total += a.size();
+    }
+    EXPECT_GT(total, size_t(n)); // the test compares something
+}
+
+INSTANTIATE_TEST_SUITE_P(
+        Indexes,
+        IVFCCDMatchesStock,
+        ::testing::Combine(
+                ::testing::Values("IVF32,Flat", "IVF32,PQ4", "IVF32,SQ8"),
+                ::testing::Values(faiss::METRIC_L2, faiss::METRIC_INNER_PRODUCT)),
+        [](const auto& info) {
+            std::string name = std::get<0>(info.param);
+            name = name.substr(name.find(',') + 1);
+            return name +
+                    (std::get<1>(info.param) == faiss::METRIC_L2 ? "_L2"
+                                                                 : "_IP");
+        });
+
+// Eight client threads searching at once on one pool get the answers of
+// serial calls.
+TEST(IVFCCDClients, EightClientsMatchSerial) {
+    auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
+    ivf->nprobe = 8;
+    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
+    IndexIVFCCD ccd(ivf.get(), pool);
+    const idx_t k = 10, per_client = 40;
+    const int kClients = 8;
+    std::vector<float> d_ref(kClients * per_client * k);
+    std::vector<idx_t> i_ref(kClients * per_client * k);
+    ccd.search(kClients * per_client, data().queries.data(), k, d_ref.data(),
+               i_ref.data());
+    std::vector<float> d_got(d_ref.size());
+    std::vector<idx_t> i_got(i_ref.size());
+    std::vector<std::thread> clients;
+    for (int c = 0; c < kClients; c++) {
+        clients.emplace_back([&, c] {
+            for (idx_t q = c * per_client; q < (c + 1) * per_client; q++) {
+                ccd.search(1, data().queries.data() + q * kDim, k,
+                           d_got.data() + q * k, i_got.data() + q * k);
+            }
+        });
+    }
+    for (auto& t : clients) {
+        t.join();
+    }
+    EXPECT_EQ(d_got, d_ref);
+    EXPECT_EQ(i_got, i_ref);
+}
+
+/// CountingSink: exact per-list totals.
+struct CountingSink : TrafficSink {
+    std::mutex mutex;
+    std::map<MappingId, std::pair<uint64_t, uint64_t>> per_id;
+    void record(MappingId id, uint64_t items, uint64_t bytes) noexcept override {
+        std::lock_guard<std::mutex> lock(mutex);
+        per_id[id].first += items;
+        per_id[id].second += bytes;
+    }
+};
+
+TEST(IVFCCDTraffic, CountsAreExact) {
+    auto ivf = make_index("IVF32,PQ4", faiss::METRIC_L2);
+    const size_t nprobe = 8;
+    ivf->nprobe = nprobe;
+    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
+    IndexIVFCCD ccd(ivf.get(), pool, 9);
+    ccd.min_chunk = 16; // split some lists too
+    ccd.split_factor = 1.0;
+    ccd.chunk_factor = 0.5;
+    for (idx_t n : {idx_t(7), idx_t(300)}) { // query-major, list-major
+        CountingSink sink;
+        ccd.traffic_sink = &sink;
+        std::vector<float> d(n * 5);
+        std::vector<idx_t> i(n * 5);
+        ccd.search(n, data().queries.data(), 5, d.data(), i.data());
+        // Expected: every probed list's size, once per query probing it.
+        std::vector<float> cd(n * nprobe);
+        std::vector<idx_t> assign(n * nprobe);
+        ivf->quantizer->search(n, data().queries.data(), nprobe, cd.data(),
+                               assign.data());
+        std::map<MappingId, uint64_t> expected;
+        for (idx_t l : assign) {
+            size_t size = ivf->invlists->list_size(l);
+            if (size > 0) {
+                expected[make_mapping_id(9, uint32_t(l))] += size;
+            }
+        }
+        ASSERT_EQ(sink.per_id.size(), expected.size()) << "n=" << n;
+        for (auto& [id, vectors] : expected) {
+            EXPECT_EQ(sink.per_id[id].first, vectors);
+            EXPECT_EQ(sink.per_id[id].second,
+                      vectors * (ivf->code_size + sizeof(idx_t)));
+        }
+    }
+}
+
+TEST(IVFCCDFallback, FastScanUsesStockSearch) {
+    std::unique_ptr<faiss::Index> owner(
+            faiss::index_factory(kDim, "IVF32,PQ4x4fs"));
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(owner.get());
+    ASSERT_NE(ivf, nullptr);
+    ivf->train(4000, data().train.data());
+    ivf->add(5000, data().base.data());
+    auto pool = std::make_shared<Pool>(Topology::from_spec("2x1"));
+    IndexIVFCCD ccd(ivf, pool);
+    EXPECT_FALSE(ccd.uses_scanners());
+    std::vector<float> d_ref(70), d_got(70);
+    std::vector<idx_t> i_ref(70), i_got(70);
+    ivf->search(7, data().queries.data(), 10, d_ref.data(), i_ref.data());
+    ccd.search(7, data().queries.data(), 10, d_got.data(), i_got.data());
+    EXPECT_EQ(d_got, d_ref);
+    EXPECT_EQ(i_got, i_ref);
+}
+
+/// expect_faiss_error: the call throws a FaissException whose message
+/// contains `needle`.
+template <class F>
+void expect_faiss_error(F f, const std::string& needle) {
+    try {
+        f();
+        ADD_FAILURE() << "no exception; expected one mentioning " << needle;
+    } catch (const faiss::FaissException& e) {
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+                << e.what();
+    }
+}
+
+TEST(IVFCCDBadInput, ClearErrorsAndPoolStillUsable) {
+    auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
+    auto pool = std::make_shared<Pool>(Topology::from_spec("2x1"));
+    IndexIVFCCD ccd(ivf.get(), pool);
+    const float* x = data().queries.data();
+    // Guard values after the output arrays catch writes past them.
+    std::vector<float> d(10 + 4, -7.0f);
+    std::vector<idx_t> i(10 + 4, -7);
+    expect_faiss_error([&] { ccd.search(1, x, 0, d.data(), i.data()); }, "k");
+    expect_faiss_error([&] { ccd.search(-1, x, 10, d.data(), i.data()); }, "n");
+    expect_faiss_error([&] { ccd.search(1, nullptr, 10, d.data(), i.data()); },
+                       "null");
+    expect_faiss_error([&] { ccd.search(1, x, 10, nullptr, i.data()); }, "null");
+    faiss::SearchParametersIVF zero;
+    zero.nprobe = 0;
+    expect_faiss_error(
+            [&] { ccd.search(1, x, 10, d.data(), i.data(), &zero); }, "nprobe");
+    faiss::SearchParameters wrong_type;
+    expect_faiss_error(
+            [&] { ccd.search(1, x, 10, d.data(), i.data(), &wrong_type); },
+            "incorrect type");
+    for (int j = 10; j < 14; j++) {
+        EXPECT_EQ(d[j], -7.0f);
+        EXPECT_EQ(i[j], -7);
+    }
+    // nprobe > nlist is clamped, as FAISS does.
+    faiss::SearchParametersIVF big;
+    big.nprobe = 10 * kNlist;
+    EXPECT_NO_THROW(ccd.search(1, x, 10, d.data(), i.data(), &big));
+    for (int j = 10; j < 14; j++) {
+        EXPECT_EQ(d[j], -7.0f);
+    }
+
+    auto untrained = std::unique_ptr<faiss::Index>(
+            faiss::index_factory(kDim, "IVF32,Flat"));
+    IndexIVFCCD u(dynamic_cast<faiss::IndexIVF*>(untrained.get()), pool);
+    expect_faiss_error([&] { u.search(1, x, 10, d.data(), i.data()); },
+                       "not trained");
+    auto empty = make_index("IVF32,Flat", faiss::METRIC_L2);
+    empty->reset();
+    IndexIVFCCD e(empty.get(), pool);
+    expect_faiss_error([&] { e.search(1, x, 10, d.data(), i.data()); },
+                       "empty");
+
+    // The pool still works after all that.
+    std::vector<float> d_ref(10);
+    std::vector<idx_t> i_ref(10);
+    ivf->search(1, x, 10, d_ref.data(), i_ref.data());
+    ccd.search(1, x, 10, d.data(), i.data());
+    EXPECT_TRUE(std::equal(d_ref.begin(), d_ref.end(), d.begin()));
+
+    // A pool that is gone: the index holds it weakly.
+    auto doomed = std::make_shared<Pool>(Topology::from_spec("1x1"));
+    IndexIVFCCD orphan(ivf.get(), doomed);
+    doomed.reset();
+    expect_faiss_error([&] { orphan.search(1, x, 10, d.data(), i.data()); },
+                       "pool is gone");
+    expect_faiss_error(
+            [] { IndexIVFCCD bad(nullptr, nullptr); }, "null");
+}
+
+} // namespace
