@@ -40,11 +40,15 @@ struct CurrentWorker {
 };
 thread_local CurrentWorker tl_current;
 
-/// tl_rotor: per-thread round-robin position for the dispatcher. Per thread
-/// so that submitters never share (and bounce) a counter's cache line;
-/// seeded from the thread id so threads start at different workers.
-thread_local uint32_t tl_rotor =
-        uint32_t(std::hash<std::thread::id>()(std::this_thread::get_id()));
+/// tl_rotor_seed: a well-mixed per-thread number (thread ids are aligned
+/// addresses, so their low bits alone would put every thread on the same
+/// stripe and the same first worker). It picks the thread's reader stripe
+/// and seeds tl_rotor, the thread's round-robin position for the
+/// dispatcher: per thread, so submitters never share (and bounce) a
+/// counter's cache line.
+thread_local const uint32_t tl_rotor_seed = uint32_t(hash_mapping_id(
+        std::hash<std::thread::id>()(std::this_thread::get_id())));
+thread_local uint32_t tl_rotor = tl_rotor_seed;
 
 uint64_t xorshift64(uint64_t& state) {
     state ^= state << 13;
@@ -86,9 +90,14 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
         : topology_(topology),
           policy_(topology, policy, options.steal),
           options_(std::move(options)),
-          placement_(
-                  options_.placement ? options_.placement
-                                     : std::make_shared<HashPlacement>()) {
+          reader_stripes_(new ReaderStripe[kReaderStripes]) {
+    for (int i = 0; i < kReaderStripes; i++) {
+        reader_stripes_[i].count[0].store(0, std::memory_order_relaxed);
+        reader_stripes_[i].count[1].store(0, std::memory_order_relaxed);
+    }
+    placement_owner_ = options_.placement ? options_.placement
+                                          : std::make_shared<HashPlacement>();
+    placement_ptr_.store(placement_owner_.get(), std::memory_order_seq_cst);
     const int nw = topology_.num_workers();
     const unsigned hw = std::thread::hardware_concurrency();
     const bool oversubscribed = hw != 0 && unsigned(nw) > hw;
@@ -144,7 +153,52 @@ int Pool::pick_ccd(MappingId id) const {
     if (id == kLocalMappingId || !policy_.places_by_id()) {
         return -1;
     }
-    return placement_->pick_ccd(id, topology_.num_ccds());
+    return place(id);
+}
+
+int Pool::place(MappingId id) const {
+    ReaderStripe& stripe = reader_stripes_[tl_rotor_seed % kReaderStripes];
+    const uint32_t parity =
+            placement_parity_.load(std::memory_order_seq_cst) & 1;
+    stripe.count[parity].fetch_add(1, std::memory_order_seq_cst);
+    const Placement* placement =
+            placement_ptr_.load(std::memory_order_seq_cst);
+    const int ccd = placement->pick_ccd(id, topology_.num_ccds());
+    // release: our reads of the placement happen before the writer, which
+    // loads the counter with acquire (seq_cst), releases it.
+    stripe.count[parity].fetch_sub(1, std::memory_order_release);
+    return ccd;
+}
+
+uint64_t Pool::set_placement(std::shared_ptr<const Placement> placement) {
+    if (!placement) {
+        placement = std::make_shared<HashPlacement>();
+    }
+    std::shared_ptr<const Placement> old;
+    uint64_t epoch;
+    {
+        std::lock_guard<std::mutex> lock(placement_mutex_);
+        old = std::move(placement_owner_);
+        placement_owner_ = std::move(placement);
+        placement_ptr_.store(placement_owner_.get(), std::memory_order_seq_cst);
+        epoch = placement_epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
+        const uint32_t old_parity =
+                placement_parity_.fetch_add(1, std::memory_order_seq_cst) & 1;
+        for (int i = 0; i < kReaderStripes; i++) {
+            const std::atomic<int64_t>& count =
+                    reader_stripes_[i].count[old_parity];
+            while (count.load(std::memory_order_seq_cst) != 0) {
+                std::this_thread::yield();
+            }
+        }
+    }
+    // `old` dies here unless someone else still shares it.
+    return epoch;
+}
+
+std::shared_ptr<const Placement> Pool::placement() const {
+    std::lock_guard<std::mutex> lock(placement_mutex_);
+    return placement_owner_;
 }
 
 int Pool::choose_worker_in_ccd(int ccd) {
@@ -177,7 +231,7 @@ void Pool::dispatch(TaskNode* task) {
     const bool local = task->id == kLocalMappingId;
     int target;
     if (policy_.places_by_id() && !local) {
-        const int ccd = placement_->pick_ccd(task->id, topology_.num_ccds());
+        const int ccd = place(task->id);
         // Submitted from a worker of the right CCD: keep it in the owner's
         // deque, where siblings can still steal it.
         target = (self >= 0 && topology_.ccd_of(self) == ccd)
@@ -413,6 +467,7 @@ void Pool::wait_idle() const {
 
 PoolStats Pool::stats() const {
     PoolStats s;
+    s.placement_epoch = placement_epoch();
     s.workers.resize(topology_.num_workers());
     for (int w = 0; w < topology_.num_workers(); w++) {
         const Worker& src = *workers_[w];

@@ -60,6 +60,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -125,8 +126,21 @@ class Pool {
     int num_workers() const {
         return topology_.num_workers();
     }
-    const Placement& placement() const {
-        return *placement_;
+
+    /// set_placement: publish a new MappingId -> CCD placement (nullptr:
+    /// back to HashPlacement) and return its epoch. Submissions that start
+    /// after the call use it; tasks already queued stay where they are. The
+    /// old placement is released once no submission still reads it (the
+    /// call waits for that, briefly: a reader holds it for one lookup).
+    /// Any thread; calls are serialised. Off the submit path.
+    uint64_t set_placement(std::shared_ptr<const Placement> placement);
+
+    /// placement: the current placement (a shared reference).
+    std::shared_ptr<const Placement> placement() const;
+
+    /// placement_epoch: 0 at construction, +1 per set_placement().
+    uint64_t placement_epoch() const {
+        return placement_epoch_.load(std::memory_order_acquire);
     }
 
    private:
@@ -148,12 +162,37 @@ class Pool {
     void worker_main(int w);
     int64_t ccd_backlog(int ccd) const;
     int choose_worker_in_ccd(int ccd);
+    /// place: the current placement's CCD for `id` (reader side of the
+    /// placement swap; see "Placement swap" below).
+    int place(MappingId id) const;
 
     Topology topology_;
     StealPolicy policy_;
     PoolOptions options_;
-    std::shared_ptr<const Placement> placement_;
     int spin_rounds_;
+
+    // Placement swap. Readers (every submit that places by id) announce
+    // themselves in one of kReaderStripes counters, under the parity they
+    // read, then load placement_ and look the id up. A writer stores the
+    // new pointer, flips the parity and waits until the old parity's
+    // counters have drained: every reader that can still hold the old
+    // pointer incremented before the writer's check (it loads the pointer
+    // after incrementing, and a load after the writer's store sees the new
+    // one), so once they drain nobody reads the old placement and it is
+    // released. All seq_cst: the argument needs one total order over the
+    // increment, the pointer store and load, and the check. Readers take
+    // no lock and allocate nothing; stripes keep submitting threads off
+    // each other's cache lines.
+    static constexpr int kReaderStripes = 16;
+    struct alignas(64) ReaderStripe {
+        std::atomic<int64_t> count[2];
+    };
+    std::unique_ptr<ReaderStripe[]> reader_stripes_;
+    alignas(64) std::atomic<uint32_t> placement_parity_{0};
+    std::atomic<const Placement*> placement_ptr_{nullptr};
+    std::atomic<uint64_t> placement_epoch_{0};
+    mutable std::mutex placement_mutex_; ///< serialises writers
+    std::shared_ptr<const Placement> placement_owner_; ///< guarded by it
 
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<std::thread> threads_;

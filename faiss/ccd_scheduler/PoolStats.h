@@ -30,6 +30,7 @@ struct WorkerStats {
 
 struct PoolStats {
     std::vector<WorkerStats> workers;
+    uint64_t placement_epoch = 0; ///< see Pool::set_placement
 
     uint64_t tasks_run() const;
     uint64_t local_pops() const;

@@ -1,0 +1,206 @@
+#include <faiss/ccd_scheduler/Monitor.h>
+
+#include <faiss/ccd_scheduler/Mapping.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace faiss {
+namespace ccd {
+
+Monitor::Monitor(
+        Pool& pool,
+        MonitorConfig config,
+        std::shared_ptr<const Clock> clock)
+        : pool_(pool),
+          config_(config),
+          clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
+          fast_(config.fast_window_s, config.bucket_s),
+          slow_(config.slow_window_s, config.bucket_s) {
+    if (!(config.imbalance_threshold >= 1.0)) {
+        throw std::invalid_argument(
+                "MonitorConfig: imbalance_threshold must be >= 1");
+    }
+    buffers_.reserve(pool.num_workers() + 1);
+    for (int i = 0; i <= pool.num_workers(); i++) {
+        buffers_.emplace_back(new Buffer());
+    }
+}
+
+Monitor::~Monitor() {
+    stop();
+}
+
+void Monitor::record(MappingId id, uint64_t, uint64_t bytes) noexcept {
+    const int w = pool_.current_worker();
+    Buffer& buffer = *buffers_[w >= 0 ? w : pool_.num_workers()];
+    try {
+        std::lock_guard<std::mutex> lock(buffer.mutex);
+        buffer.records.push_back({id, bytes});
+    } catch (...) {
+        // Out of memory while growing a buffer: the record is dropped.
+        // Traffic is an estimate; the search must not fail for it.
+    }
+}
+
+std::vector<uint64_t> Monitor::loads_under(
+        const Placement& placement,
+        const TrafficWindow::Totals& totals) const {
+    const int nccd = pool_.topology().num_ccds();
+    std::vector<uint64_t> loads(nccd, 0);
+    for (const auto& [id, bytes] : totals) {
+        loads[placement.pick_ccd(id, nccd)] += bytes;
+    }
+    return loads;
+}
+
+bool Monitor::tick() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const double now = clock_->now();
+    for (auto& buffer : buffers_) {
+        {
+            std::lock_guard<std::mutex> block(buffer->mutex);
+            drained_.swap(buffer->records);
+        }
+        for (const Record& r : drained_) {
+            fast_.add(now, r.id, r.bytes);
+            slow_.add(now, r.id, r.bytes);
+        }
+        records_ += drained_.size();
+        drained_.clear(); // keeps its capacity for the next swap
+    }
+    fast_.advance(now);
+    slow_.advance(now);
+
+    const int nccd = pool_.topology().num_ccds();
+    if (pool_.policy() != PolicyKind::ccd || nccd < 2 ||
+        fast_.total_bytes() == 0) {
+        return false;
+    }
+    if (!history_.empty() &&
+        now - history_.back().time < config_.min_remap_interval_s) {
+        return false;
+    }
+    const std::shared_ptr<const Placement> current = pool_.placement();
+    const double before = imbalance(loads_under(*current, fast_.totals()));
+    if (before <= config_.imbalance_threshold) {
+        return false;
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t n = fast_.totals().size();
+    std::vector<MappingId> ids;
+    std::vector<uint64_t> traffic;
+    std::vector<int> old_ccd;
+    ids.reserve(n);
+    traffic.reserve(n);
+    old_ccd.reserve(n);
+    for (const auto& [id, bytes] : fast_.totals()) {
+        ids.push_back(id);
+        traffic.push_back(bytes);
+        old_ccd.push_back(current->pick_ccd(id, nccd));
+    }
+    const std::vector<int> new_ccd = config_.migration_aware
+            ? place_migration_aware(
+                      traffic, old_ccd, nccd, config_.migration_slack)
+            : place_hot_cold(traffic, nccd);
+    const double after = imbalance(ccd_loads(traffic, new_ccd, nccd));
+    if (after > before * 0.99) {
+        return false; // nothing a re-map can fix
+    }
+    RemapRecord rec;
+    rec.time = now;
+    rec.imbalance_before = before;
+    rec.imbalance_after = after;
+    for (size_t i = 0; i < n; i++) {
+        if (new_ccd[i] != old_ccd[i]) {
+            rec.ids_moved++;
+            rec.traffic_moved += traffic[i];
+        }
+    }
+    // Stickiness: ids of the previous snapshot that went quiet stay put.
+    std::vector<int> ccds = new_ccd;
+    if (snapshot_) {
+        std::unordered_map<MappingId, bool> present;
+        present.reserve(n);
+        for (MappingId id : ids) {
+            present.emplace(id, true);
+        }
+        for (MappingId id : snapshot_->ids()) {
+            if (!present.count(id)) {
+                ids.push_back(id);
+                ccds.push_back(snapshot_->find(id));
+            }
+        }
+    }
+    rec.ids_placed = ids.size();
+    auto next = std::make_shared<MappingSnapshot>(
+            std::move(ids), std::move(ccds), nccd, pool_.placement_epoch() + 1);
+    rec.build_ms = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count();
+    rec.epoch = pool_.set_placement(next);
+    snapshot_ = std::move(next);
+    history_.push_back(rec);
+    return true;
+}
+
+void Monitor::start(double period_s) {
+    if (thread_.joinable()) {
+        throw std::logic_error("Monitor::start: already started");
+    }
+    if (!(period_s > 0)) {
+        throw std::invalid_argument("Monitor::start: period must be > 0");
+    }
+    {
+        std::lock_guard<std::mutex> lock(thread_mutex_);
+        thread_stop_ = false;
+    }
+    thread_ = std::thread([this, period_s] {
+        std::unique_lock<std::mutex> lock(thread_mutex_);
+        while (!thread_cv_.wait_for(
+                lock, std::chrono::duration<double>(period_s), [this] {
+                    return thread_stop_;
+                })) {
+            lock.unlock();
+            tick();
+            lock.lock();
+        }
+    });
+}
+
+void Monitor::stop() {
+    {
+        std::lock_guard<std::mutex> lock(thread_mutex_);
+        thread_stop_ = true;
+    }
+    thread_cv_.notify_all();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+}
+
+MonitorStats Monitor::stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    MonitorStats s;
+    s.epoch = pool_.placement_epoch();
+    s.ccd_traffic = loads_under(*pool_.placement(), fast_.totals());
+    s.imbalance = imbalance(s.ccd_traffic);
+    s.fast_bytes = fast_.total_bytes();
+    s.slow_bytes = slow_.total_bytes();
+    s.records = records_;
+    s.remaps = history_.size();
+    if (!history_.empty()) {
+        s.last_remap = history_.back();
+        s.last_remap_time = history_.back().time;
+    }
+    return s;
+}
+
+std::vector<RemapRecord> Monitor::history() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return history_;
+}
+
+} // namespace ccd
+} // namespace faiss

@@ -1,0 +1,142 @@
+/**
+ * Monitor: per-MappingId traffic over a fast and a slow window, and
+ * re-mapping of ids to CCDs when the traffic drifts.
+ *
+ * Recording (record(), the TrafficSink side) runs on the search path, once
+ * per task: it appends to the calling worker's own buffer, under that
+ * worker's own mutex, which only tick() ever contends for, once per
+ * period. No cache line is shared between workers per task. Threads that
+ * are not workers of the pool share one extra buffer.
+ *
+ * tick() (a background thread started by start(), or a test driving a
+ * ManualClock) drains the buffers into both windows, measures the current
+ * placement's imbalance under the fast window (max per-CCD traffic over the
+ * mean) and, when it passes `imbalance_threshold`, builds the next
+ * placement (place_hot_cold or place_migration_aware, Mapping.h) and
+ * publishes it with Pool::set_placement as an immutable MappingSnapshot
+ * with a new epoch. Ids that have left the fast window keep the CCD the
+ * previous snapshot gave them (stickiness); ids never seen hash.
+ *
+ * A re-map is skipped when the new placement would not beat the current
+ * one by more than 1% (e.g. one id carries more than a CCD's share: no
+ * placement can fix that, and moving things would only cool caches).
+ *
+ * Thread contract: record() from any thread; tick(), stats(), history()
+ * from any thread (serialised internally); start()/stop() from one thread.
+ */
+
+#pragma once
+
+#include <faiss/ccd_scheduler/Clock.h>
+#include <faiss/ccd_scheduler/Mapping.h>
+#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/TrafficSink.h>
+#include <faiss/ccd_scheduler/TrafficWindow.h>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace faiss {
+namespace ccd {
+
+struct MonitorConfig {
+    double fast_window_s = 10;        ///< window the re-map decision reads
+    double slow_window_s = 60;        ///< longer view, for observability
+    double bucket_s = 1;              ///< window resolution
+    double imbalance_threshold = 1.2; ///< re-map when max/mean passes it
+    double min_remap_interval_s = 1;  ///< at most one re-map per interval
+    bool migration_aware = true;      ///< prefer placements that move less
+    double migration_slack = 0.05;    ///< see place_migration_aware
+};
+
+/// RemapRecord: what one re-map did.
+struct RemapRecord {
+    double time = 0;              ///< clock time of the re-map
+    uint64_t epoch = 0;           ///< the pool's placement epoch after it
+    double imbalance_before = 0;  ///< under the old map, fast window
+    double imbalance_after = 0;   ///< under the new map, same traffic
+    size_t ids_placed = 0;        ///< ids in the new snapshot
+    size_t ids_moved = 0;         ///< ids whose CCD changed
+    uint64_t traffic_moved = 0;   ///< fast-window bytes of the moved ids
+    double build_ms = 0;          ///< time to compute the placement
+};
+
+struct MonitorStats {
+    uint64_t epoch = 0;                  ///< pool's placement epoch
+    std::vector<uint64_t> ccd_traffic;   ///< fast window, current map
+    double imbalance = 1;                ///< max/mean of ccd_traffic
+    uint64_t fast_bytes = 0;             ///< total in the fast window
+    uint64_t slow_bytes = 0;             ///< total in the slow window
+    uint64_t records = 0;                ///< record() calls drained so far
+    size_t remaps = 0;                   ///< re-maps published
+    double last_remap_time = -1;         ///< -1: never
+    RemapRecord last_remap;              ///< valid when remaps > 0
+};
+
+class Monitor final : public TrafficSink {
+   public:
+    /// Monitor: watches `pool` (which must outlive it); clock defaults to
+    /// SteadyClock.
+    Monitor(Pool& pool,
+            MonitorConfig config = MonitorConfig(),
+            std::shared_ptr<const Clock> clock = nullptr);
+    ~Monitor() override;
+
+    Monitor(const Monitor&) = delete;
+    Monitor& operator=(const Monitor&) = delete;
+
+    void record(MappingId id, uint64_t items, uint64_t bytes) noexcept override;
+
+    /// tick: drain, advance the windows, re-map if needed. True if it
+    /// published a new placement.
+    bool tick();
+
+    /// start: tick every `period_s` seconds on a background thread.
+    void start(double period_s = 0.5);
+    /// stop: end the background thread (also done by the destructor).
+    void stop();
+
+    MonitorStats stats() const;
+    std::vector<RemapRecord> history() const;
+    const MonitorConfig& config() const {
+        return config_;
+    }
+
+   private:
+    struct Record {
+        MappingId id;
+        uint64_t bytes;
+    };
+    struct alignas(64) Buffer {
+        std::mutex mutex;
+        std::vector<Record> records; ///< guarded by mutex
+    };
+
+    std::vector<uint64_t> loads_under(
+            const Placement& placement,
+            const TrafficWindow::Totals& totals) const;
+
+    Pool& pool_;
+    MonitorConfig config_;
+    std::shared_ptr<const Clock> clock_;
+    std::vector<std::unique_ptr<Buffer>> buffers_; ///< per worker, + outsiders
+
+    mutable std::mutex mutex_; ///< guards everything below
+    TrafficWindow fast_;
+    TrafficWindow slow_;
+    std::vector<Record> drained_;
+    uint64_t records_ = 0;
+    std::vector<RemapRecord> history_;
+    std::shared_ptr<const MappingSnapshot> snapshot_; ///< last published
+
+    std::mutex thread_mutex_;
+    std::condition_variable thread_cv_;
+    bool thread_stop_ = false; ///< guarded by thread_mutex_
+    std::thread thread_;
+};
+
+} // namespace ccd
+} // namespace faiss
