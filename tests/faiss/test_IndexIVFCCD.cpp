@@ -3,6 +3,7 @@
 // range search; many clients; traffic counts; bad input.
 
 #include <faiss/IndexIVFCCD.h>
+#include <faiss/ccd_scheduler/Mapping.h>
 
 #include <faiss/IndexIVF.h>
 #include <faiss/IndexIVFPQ.h>
@@ -294,6 +295,60 @@ TEST(IVFCCDClients, EightClientsMatchSerial) {
     }
     EXPECT_EQ(d_got, d_ref);
     EXPECT_EQ(i_got, i_ref);
+}
+
+// Placement swaps while clients search (a re-map every millisecond) move
+// tasks between CCDs but never change an answer.
+TEST(IVFCCDClients, ResultsUnchangedUnderRemaps) {
+    auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
+    ivf->nprobe = 8;
+    auto pool = std::make_shared<Pool>(Topology::from_spec("4x1"));
+    IndexIVFCCD ccd(ivf.get(), pool, 2);
+    const idx_t n = 100, k = 10;
+    std::vector<float> d_ref(n * k);
+    std::vector<idx_t> i_ref(n * k);
+    reference_search(*ivf, n, data().queries.data(), k, d_ref.data(),
+                     i_ref.data());
+    std::atomic<bool> done{false};
+    std::thread remapper([&] {
+        std::vector<MappingId> ids;
+        for (uint32_t l = 0; l < kNlist; l++) {
+            ids.push_back(make_mapping_id(2, l));
+        }
+        for (uint64_t round = 1; !done.load(); round++) {
+            std::vector<int> ccds(ids.size());
+            for (size_t i = 0; i < ids.size(); i++) {
+                ccds[i] = int((i * 7 + round) % 4);
+            }
+            pool->set_placement(
+                    std::make_shared<MappingSnapshot>(ids, ccds, 4, round));
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 4; c++) {
+        clients.emplace_back([&] {
+            std::vector<float> d(n * k);
+            std::vector<idx_t> i(n * k);
+            for (int r = 0; r < 5; r++) {
+                ccd.search(n, data().queries.data(), k, d.data(), i.data());
+                mismatches.fetch_add(d != d_ref || i != i_ref);
+                for (idx_t q = 0; q < n; q++) { // single queries too
+                    ccd.search(1, data().queries.data() + q * kDim, k,
+                               d.data() + q * k, i.data() + q * k);
+                }
+                mismatches.fetch_add(d != d_ref || i != i_ref);
+            }
+        });
+    }
+    for (auto& t : clients) {
+        t.join();
+    }
+    done.store(true);
+    remapper.join();
+    EXPECT_EQ(mismatches.load(), 0);
+    EXPECT_GT(pool->placement_epoch(), 1u);
 }
 
 /// CountingSink: exact per-list totals.
