@@ -57,17 +57,23 @@ std::vector<uint64_t> Monitor::loads_under(
 bool Monitor::tick() {
     std::lock_guard<std::mutex> lock(mutex_);
     const double now = clock_->now();
+    // Sum the drained records per id first: the windows then take one
+    // update per distinct id instead of one per task.
+    batch_.clear();
     for (auto& buffer : buffers_) {
         {
             std::lock_guard<std::mutex> block(buffer->mutex);
             drained_.swap(buffer->records);
         }
         for (const Record& r : drained_) {
-            fast_.add(now, r.id, r.bytes);
-            slow_.add(now, r.id, r.bytes);
+            batch_[r.id] += r.bytes;
         }
         records_ += drained_.size();
         drained_.clear(); // keeps its capacity for the next swap
+    }
+    for (const auto& [id, bytes] : batch_) {
+        fast_.add(now, id, bytes);
+        slow_.add(now, id, bytes);
     }
     fast_.advance(now);
     slow_.advance(now);

@@ -37,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace faiss {
@@ -128,6 +129,7 @@ class Monitor final : public TrafficSink {
     TrafficWindow fast_;
     TrafficWindow slow_;
     std::vector<Record> drained_;
+    std::unordered_map<MappingId, uint64_t> batch_; ///< one tick's sums
     uint64_t records_ = 0;
     std::vector<RemapRecord> history_;
     std::shared_ptr<const MappingSnapshot> snapshot_; ///< last published
