@@ -23,6 +23,7 @@ default_packages=(
     python3-matplotlib
     swig
     dataset-fashion-mnist
+    zlib1g-dev
 )
 
 if [[ $# -gt 0 ]]; then

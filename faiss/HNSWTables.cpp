@@ -1,0 +1,472 @@
+#include <faiss/HNSWTables.h>
+
+#include <faiss/CountingDistanceComputer.h>
+#include <faiss/ccd_scheduler/TaskGroup.h>
+#include <faiss/impl/AuxIndexStructures.h>
+#include <faiss/impl/FaissAssert.h>
+#include <faiss/utils/Heap.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <climits>
+#include <mutex>
+#include <utility>
+
+namespace faiss {
+namespace ccd {
+
+/// Table: a registered index and what its queries need besides it. The
+/// registry holds one reference, every query in flight another; the last
+/// one to let go deletes an owned index and fulfils `released`.
+struct HNSWTables::Table {
+    uint32_t id;
+    IndexHNSW* index;
+    bool own_index;
+    int d;
+    uint64_t bytes_per_node; ///< d * sizeof(float) + M * sizeof(link)
+    std::atomic<int> ef_search;
+    std::promise<void> released;
+    std::shared_future<void> released_future;
+
+    Table(uint32_t id_in, IndexHNSW* index_in, bool own, int ef)
+            : id(id_in),
+              index(index_in),
+              own_index(own),
+              d(index_in->d),
+              bytes_per_node(
+                      uint64_t(index_in->d) * sizeof(float) +
+                      uint64_t(links_per_node(index_in->hnsw)) *
+                              sizeof(HNSW::storage_idx_t)),
+              ef_search(ef),
+              released_future(released.get_future().share()) {}
+
+    ~Table() {
+        if (own_index) {
+            delete index;
+        }
+        released.set_value();
+    }
+
+    /// links_per_node: the HNSW's M (links per node above level 0; level 0
+    /// has 2M by FAISS's default).
+    static int links_per_node(const HNSW& hnsw) {
+        if (hnsw.cum_nneighbor_per_level.size() > 2) {
+            return hnsw.nb_neighbors(1);
+        }
+        return std::max(1, hnsw.nb_neighbors(0) / 2);
+    }
+};
+
+namespace {
+
+using idx_t = Index::idx_t;
+
+/// visited_table: the calling thread's VisitedTable, at least `ntotal`
+/// long, ready for a new query. One per thread, shared by every table: a
+/// search only reads marks equal to the current visit number, and
+/// advance() starts a new number (wiping the marks every 249 queries), so
+/// marks left by another table's query never match. It grows to the
+/// largest table the thread searched and is never shrunk: ntotal bytes.
+VisitedTable& visited_table(size_t ntotal) {
+    thread_local VisitedTable vt(0);
+    if (vt.visited.size() < ntotal) {
+        vt.visited.resize(ntotal);
+    }
+    vt.advance();
+    return vt;
+}
+
+/// run_query: one query, whole, on the calling thread; what
+/// IndexHNSW::search does for one query of its batch in FAISS 1.7.3.
+/// Returns the nodes touched.
+uint64_t run_query(
+        const HNSWTables::Table& t,
+        const float* x,
+        idx_t k,
+        const SearchParametersHNSW& params,
+        float* distances,
+        idx_t* labels,
+        TrafficSink* sink) {
+    const IndexHNSW& index = *t.index;
+    std::unique_ptr<DistanceComputer> base(
+            index.storage->get_distance_computer());
+    // FAISS's HNSW searches for the smallest value: 1.7.3 negates inner
+    // products on the way in (storage_distance_computer) and back at the
+    // end of IndexHNSW::search; so do we.
+    CountingDistanceComputer dis(
+            base.get(),
+            index.storage->metric_type == METRIC_INNER_PRODUCT);
+    dis.set_query(x);
+    VisitedTable& vt = visited_table(size_t(index.ntotal));
+    maxheap_heapify(k, distances, labels);
+    index.hnsw.search(dis, int(k), labels, distances, vt, &params);
+    maxheap_reorder(k, distances, labels);
+    if (index.metric_type == METRIC_INNER_PRODUCT) {
+        for (idx_t j = 0; j < k; j++) {
+            distances[j] = -distances[j];
+        }
+    }
+    if (sink != nullptr) {
+        sink->record(
+                make_mapping_id(t.id, 0),
+                dis.ndis,
+                dis.ndis * t.bytes_per_node);
+    }
+    return dis.ndis;
+}
+
+/// resolve_params: the parameters a query passes to HNSW::search (see
+/// "efSearch" in HNSWTables.h).
+SearchParametersHNSW resolve_params(
+        const HNSWTables::Table& t,
+        const SearchParametersHNSW* params,
+        const char* caller) {
+    SearchParametersHNSW p;
+    if (params != nullptr) {
+        p.sel = params->sel;
+        p.efSearch = params->efSearch;
+        p.check_relative_distance = params->check_relative_distance;
+    } else {
+        p.efSearch = t.ef_search.load(std::memory_order_relaxed);
+        p.check_relative_distance = t.index->hnsw.check_relative_distance;
+    }
+    FAISS_THROW_IF_NOT_FMT(
+            p.efSearch > 0,
+            "%s: efSearch must be > 0 (got %d)",
+            caller,
+            p.efSearch);
+    return p;
+}
+
+void check_k(idx_t k, const char* caller) {
+    FAISS_THROW_IF_NOT_FMT(
+            k > 0 && k <= INT_MAX,
+            "%s: k must be in 1..INT_MAX (got %" PRId64 ")",
+            caller,
+            int64_t(k));
+}
+
+void check_dimension(const HNSWTables::Table& t, int d, const char* caller) {
+    FAISS_THROW_IF_NOT_FMT(
+            d == t.d,
+            "%s: queries have dimension %d, table %u has dimension %d",
+            caller,
+            d,
+            t.id,
+            t.d);
+}
+
+/// run_search: the synchronous batch, one task per query.
+void run_search(
+        Pool& pool,
+        const HNSWTables::Table& t,
+        idx_t n,
+        const float* x,
+        idx_t k,
+        const SearchParametersHNSW& p,
+        float* distances,
+        idx_t* labels,
+        TrafficSink* sink) {
+    const MappingId id = make_mapping_id(t.id, 0);
+    const HNSWTables::Table* tp = &t;
+    const SearchParametersHNSW* pp = &p;
+    TaskGroup group(pool);
+    for (idx_t q = 0; q < n; q++) {
+        group.submit(id, [=] {
+            run_query(
+                    *tp,
+                    x + q * tp->d,
+                    k,
+                    *pp,
+                    distances + q * k,
+                    labels + q * k,
+                    sink);
+        });
+    }
+    group.wait();
+}
+
+/// run_async: one query as a task on its own; `deliver(error, result)` is
+/// called once, on the worker, with the result or the exception.
+template <class Deliver>
+void run_async(
+        Pool& pool,
+        std::shared_ptr<const HNSWTables::Table> t,
+        std::vector<float> query,
+        idx_t k,
+        const SearchParametersHNSW& p,
+        TrafficSink* sink,
+        Deliver deliver) {
+    const MappingId id = make_mapping_id(t->id, 0);
+    pool.submit(
+            id,
+            [t = std::move(t),
+             query = std::move(query),
+             k,
+             p,
+             sink,
+             deliver = std::move(deliver)]() mutable {
+                HNSWQueryResult result;
+                std::exception_ptr error;
+                try {
+                    result.distances.resize(k);
+                    result.labels.resize(k);
+                    result.touched = run_query(
+                            *t,
+                            query.data(),
+                            k,
+                            p,
+                            result.distances.data(),
+                            result.labels.data(),
+                            sink);
+                } catch (...) {
+                    error = std::current_exception();
+                    result = HNSWQueryResult();
+                }
+                // The table is no longer needed: let an unregistered one go
+                // before the caller's continuation runs.
+                t.reset();
+                deliver(error, result);
+            });
+}
+
+} // namespace
+
+HNSWTables::HNSWTables(std::shared_ptr<Pool> pool) : pool_(pool) {
+    FAISS_THROW_IF_NOT_MSG(pool, "HNSWTables: pool is null");
+}
+
+HNSWTables::~HNSWTables() {
+    std::unordered_map<uint32_t, std::shared_ptr<Table>> tables;
+    {
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        tables.swap(tables_);
+    }
+    // Entries die here, or with their last query in flight.
+}
+
+std::shared_ptr<Pool> HNSWTables::pool() const {
+    std::shared_ptr<Pool> p = pool_.lock();
+    FAISS_THROW_IF_NOT_MSG(p, "HNSWTables: the pool is gone");
+    return p;
+}
+
+void HNSWTables::register_table(
+        uint32_t table_id,
+        IndexHNSW* index,
+        bool own_index,
+        int ef_search) {
+    FAISS_THROW_IF_NOT_MSG(index, "HNSWTables::register_table: index is null");
+    FAISS_THROW_IF_NOT_MSG(
+            table_id != table_of(kLocalMappingId),
+            "HNSWTables::register_table: table id 0xffffffff is reserved");
+    FAISS_THROW_IF_NOT_MSG(
+            dynamic_cast<IndexHNSW2Level*>(index) == nullptr,
+            "HNSWTables::register_table: IndexHNSW2Level is not supported");
+    FAISS_THROW_IF_NOT_MSG(
+            index->reconstruct_from_neighbors == nullptr,
+            "HNSWTables::register_table: indexes with "
+            "reconstruct_from_neighbors are not supported");
+    FAISS_THROW_IF_NOT_MSG(
+            index->storage,
+            "HNSWTables::register_table: the index has no storage");
+    FAISS_THROW_IF_NOT_FMT(
+            ef_search == -1 || ef_search > 0,
+            "HNSWTables::register_table: ef_search must be -1 or > 0 "
+            "(got %d)",
+            ef_search);
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    FAISS_THROW_IF_NOT_FMT(
+            tables_.count(table_id) == 0,
+            "HNSWTables::register_table: table id %u is already registered",
+            table_id);
+    for (const auto& [other_id, other] : tables_) {
+        // Sharing one index between ids is fine, unless someone owns it:
+        // it would be deleted while the other id still uses it.
+        FAISS_THROW_IF_NOT_FMT(
+                other->index != index || (!own_index && !other->own_index),
+                "HNSWTables::register_table: this index is already table "
+                "%u, and one of the two would own it",
+                other_id);
+    }
+    tables_.emplace(
+            table_id,
+            std::make_shared<Table>(
+                    table_id,
+                    index,
+                    own_index,
+                    ef_search == -1 ? index->hnsw.efSearch : ef_search));
+}
+
+std::shared_future<void> HNSWTables::unregister_table(uint32_t table_id) {
+    std::shared_ptr<Table> t;
+    {
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        auto it = tables_.find(table_id);
+        FAISS_THROW_IF_NOT_FMT(
+                it != tables_.end(),
+                "HNSWTables::unregister_table: unknown table id %u",
+                table_id);
+        t = std::move(it->second);
+        tables_.erase(it);
+    }
+    std::shared_future<void> released = t->released_future;
+    t.reset(); // outside the lock: this may delete the index
+    return released;
+}
+
+std::shared_ptr<HNSWTables::Table> HNSWTables::find(
+        uint32_t table_id,
+        const char* caller) const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = tables_.find(table_id);
+    FAISS_THROW_IF_NOT_FMT(
+            it != tables_.end(),
+            "%s: unknown table id %u",
+            caller,
+            table_id);
+    return it->second;
+}
+
+bool HNSWTables::has_table(uint32_t table_id) const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return tables_.count(table_id) != 0;
+}
+
+size_t HNSWTables::num_tables() const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return tables_.size();
+}
+
+std::vector<uint32_t> HNSWTables::table_ids() const {
+    std::vector<uint32_t> ids;
+    {
+        std::shared_lock<std::shared_mutex> lock(mutex_);
+        ids.reserve(tables_.size());
+        for (const auto& entry : tables_) {
+            ids.push_back(entry.first);
+        }
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+int HNSWTables::dimension(uint32_t table_id) const {
+    return find(table_id, "HNSWTables::dimension")->d;
+}
+
+void HNSWTables::set_ef_search(uint32_t table_id, int ef_search) {
+    FAISS_THROW_IF_NOT_FMT(
+            ef_search > 0,
+            "HNSWTables::set_ef_search: ef_search must be > 0 (got %d)",
+            ef_search);
+    find(table_id, "HNSWTables::set_ef_search")
+            ->ef_search.store(ef_search, std::memory_order_relaxed);
+}
+
+int HNSWTables::ef_search(uint32_t table_id) const {
+    return find(table_id, "HNSWTables::ef_search")
+            ->ef_search.load(std::memory_order_relaxed);
+}
+
+void HNSWTables::search(
+        uint32_t table_id,
+        idx_t n,
+        const float* x,
+        idx_t k,
+        float* distances,
+        idx_t* labels,
+        const SearchParametersHNSW* params) const {
+    search(table_id, n, x, -1, k, distances, labels, params);
+}
+
+void HNSWTables::search(
+        uint32_t table_id,
+        idx_t n,
+        const float* x,
+        int d,
+        idx_t k,
+        float* distances,
+        idx_t* labels,
+        const SearchParametersHNSW* params) const {
+    const char* caller = "HNSWTables::search";
+    FAISS_THROW_IF_NOT_FMT(
+            n >= 0,
+            "%s: n must be >= 0 (got %" PRId64 ")",
+            caller,
+            int64_t(n));
+    check_k(k, caller);
+    FAISS_THROW_IF_NOT_FMT(
+            n == 0 || (x && distances && labels),
+            "%s: null x, distances or labels with n > 0",
+            caller);
+    std::shared_ptr<Table> t = find(table_id, caller);
+    if (d != -1) {
+        check_dimension(*t, d, caller);
+    }
+    const SearchParametersHNSW p = resolve_params(*t, params, caller);
+    std::shared_ptr<Pool> pool_ref = pool();
+    if (n == 0) {
+        return;
+    }
+    run_search(*pool_ref, *t, n, x, k, p, distances, labels, traffic_sink);
+}
+
+std::future<HNSWQueryResult> HNSWTables::search_async(
+        uint32_t table_id,
+        std::vector<float> query,
+        idx_t k,
+        const SearchParametersHNSW* params) const {
+    const char* caller = "HNSWTables::search_async";
+    check_k(k, caller);
+    std::shared_ptr<Table> t = find(table_id, caller);
+    check_dimension(*t, int(query.size()), caller);
+    const SearchParametersHNSW p = resolve_params(*t, params, caller);
+    std::shared_ptr<Pool> pool_ref = pool();
+    std::promise<HNSWQueryResult> promise;
+    std::future<HNSWQueryResult> future = promise.get_future();
+    run_async(
+            *pool_ref,
+            std::move(t),
+            std::move(query),
+            k,
+            p,
+            traffic_sink,
+            [promise = std::move(promise)](
+                    std::exception_ptr error,
+                    HNSWQueryResult& result) mutable {
+                if (error) {
+                    promise.set_exception(error);
+                } else {
+                    promise.set_value(std::move(result));
+                }
+            });
+    return future;
+}
+
+void HNSWTables::search_with_callback(
+        uint32_t table_id,
+        std::vector<float> query,
+        idx_t k,
+        HNSWCallback callback,
+        const SearchParametersHNSW* params) const {
+    const char* caller = "HNSWTables::search_with_callback";
+    check_k(k, caller);
+    FAISS_THROW_IF_NOT_FMT(callback, "%s: callback is empty", caller);
+    std::shared_ptr<Table> t = find(table_id, caller);
+    check_dimension(*t, int(query.size()), caller);
+    const SearchParametersHNSW p = resolve_params(*t, params, caller);
+    std::shared_ptr<Pool> pool_ref = pool();
+    run_async(
+            *pool_ref,
+            std::move(t),
+            std::move(query),
+            k,
+            p,
+            traffic_sink,
+            std::move(callback));
+}
+
+} // namespace ccd
+} // namespace faiss

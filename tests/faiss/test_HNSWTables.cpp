@@ -1,0 +1,501 @@
+// HNSWTables: results identical to stock IndexHNSW::search (one OpenMP
+// thread) for HNSWFlat and HNSWSQ, L2 and inner product, on synthetic data
+// and Fashion-MNIST; efSearch per table and per call; 16 clients over 10
+// tables under every policy; each table's queries on its CCD; exact
+// touched-node counts. (Futures, callbacks, lifetime and bad input:
+// test_HNSWTablesLifetime.cpp.)
+
+#include <faiss/HNSWTables.h>
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+
+#include <gtest/gtest.h>
+
+#include "fashion_mnist.h"
+#include "hnsw_test_util.h"
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+using namespace hnsw_test;
+
+namespace {
+
+// ------------------------------------------------------ same as stock
+
+using Case = std::tuple<std::string, faiss::MetricType>;
+
+class HNSWTablesMatchesStock : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HNSWTablesMatchesStock, Synthetic) {
+    const auto [key, metric] = GetParam();
+    const int d = 24, nb = 3000, nq = 200;
+    const auto base = clustered(nb, d, 20, 1);
+    const auto queries = clustered(nq, d, 20, 2);
+    auto index = make_hnsw(key, d, base, metric);
+    auto pool = make_pool("2x2");
+    HNSWTables tables(pool);
+    tables.register_table(7, index.get(), false);
+    EXPECT_EQ(tables.ef_search(7), index->hnsw.efSearch);
+    EXPECT_EQ(tables.dimension(7), d);
+
+    for (idx_t k : {1, 10, 100}) {
+        EXPECT_EQ(
+                via_tables(tables, 7, nq, queries.data(), k),
+                reference(*index, nq, queries.data(), k))
+                << key << " k=" << k;
+    }
+    // Per call.
+    for (auto [ef, check] :
+         {std::make_pair(64, true),
+          std::make_pair(200, false),
+          std::make_pair(8, true)}) {
+        faiss::SearchParametersHNSW params;
+        params.efSearch = ef;
+        params.check_relative_distance = check;
+        EXPECT_EQ(
+                via_tables(tables, 7, nq, queries.data(), 10, &params),
+                reference(*index, nq, queries.data(), 10, &params))
+                << key << " efSearch=" << ef;
+    }
+    // Per table: the table's efSearch goes into the parameters.
+    tables.set_ef_search(7, 48);
+    EXPECT_EQ(tables.ef_search(7), 48);
+    faiss::SearchParametersHNSW p48;
+    p48.efSearch = 48;
+    p48.check_relative_distance = index->hnsw.check_relative_distance;
+    const Answer ref48 = reference(*index, nq, queries.data(), 10, &p48);
+    EXPECT_EQ(via_tables(tables, 7, nq, queries.data(), 10), ref48);
+    // ... and a table registered with efSearch 48 on an index whose own
+    // efSearch is 48 is exactly the parameterless stock search.
+    index->hnsw.efSearch = 48;
+    tables.register_table(8, index.get(), false, 48);
+    EXPECT_EQ(
+            via_tables(tables, 8, nq, queries.data(), 10),
+            reference(*index, nq, queries.data(), 10));
+    // n == 0 is a no-op.
+    tables.search(7, 0, nullptr, 10, nullptr, nullptr);
+}
+
+// Fewer than k results (-1 labels) and an empty table, as stock.
+TEST_P(HNSWTablesMatchesStock, FewerThanKAndEmpty) {
+    const auto [key, metric] = GetParam();
+    const int d = 8;
+    const auto base = clustered(300, d, 4, 3);
+    auto empty = make_hnsw(key, d, base, metric);
+    empty->reset();
+    auto tiny = make_hnsw(key, d, {base.begin(), base.begin() + 5 * d}, metric);
+    auto pool = make_pool("2x1");
+    HNSWTables tables(pool);
+    tables.register_table(1, empty.get(), false);
+    tables.register_table(2, tiny.get(), false);
+    const auto queries = clustered(9, d, 4, 4);
+    EXPECT_EQ(
+            via_tables(tables, 1, 9, queries.data(), 10),
+            reference(*empty, 9, queries.data(), 10));
+    const Answer got = via_tables(tables, 2, 9, queries.data(), 10);
+    EXPECT_EQ(got, reference(*tiny, 9, queries.data(), 10));
+    EXPECT_EQ(std::count(got.I.begin(), got.I.end(), -1), 9 * 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+        Indexes,
+        HNSWTablesMatchesStock,
+        ::testing::Combine(
+                ::testing::Values("HNSW16", "HNSW16,SQ8"),
+                ::testing::Values(
+                        faiss::METRIC_L2,
+                        faiss::METRIC_INNER_PRODUCT)),
+        [](const auto& info) {
+            std::string name = std::get<0>(info.param);
+            name = name.find(',') == std::string::npos ? "Flat" : "SQ8";
+            return name +
+                    (std::get<1>(info.param) == faiss::METRIC_L2 ? "_L2"
+                                                                 : "_IP");
+        });
+
+// Fashion-MNIST (784 dimensions): 10K training images as the base, 200 test
+// images as queries.
+TEST(HNSWTablesFashionMnist, FlatAndSQ8MatchStock) {
+    const auto base = fashion_mnist::load_images(
+            fashion_mnist::path("train-images-idx3-ubyte.gz"),
+            10000);
+    const auto queries = fashion_mnist::load_images(
+            fashion_mnist::path("t10k-images-idx3-ubyte.gz"),
+            200);
+    if (base.n == 0 || queries.n == 0) {
+        GTEST_SKIP() << "Fashion-MNIST not found under " << fashion_mnist::kDir
+                     << " (Debian package dataset-fashion-mnist)";
+    }
+    ASSERT_EQ(base.d, 784);
+    ASSERT_EQ(base.n, 10000);
+    auto pool = make_pool("2x1");
+    HNSWTables tables(pool);
+    uint32_t id = 0;
+    for (const char* key : {"HNSW32", "HNSW32,SQ8"}) {
+        auto index = make_hnsw(key, base.d, base.x);
+        tables.register_table(++id, index.get(), false);
+        EXPECT_EQ(
+                via_tables(tables, id, queries.n, queries.x.data(), 10),
+                reference(*index, queries.n, queries.x.data(), 10))
+                << key;
+        // Below and above the index's efSearch (16); see "efSearch" in
+        // HNSWTables.h for what FAISS 1.7.3 makes of the second.
+        for (int ef : {8, 64}) {
+            faiss::SearchParametersHNSW params;
+            params.efSearch = ef;
+            EXPECT_EQ(
+                    via_tables(
+                            tables,
+                            id,
+                            queries.n,
+                            queries.x.data(),
+                            10,
+                            &params),
+                    reference(*index, queries.n, queries.x.data(), 10, &params))
+                    << key << " efSearch=" << ef;
+        }
+        tables.unregister_table(id).wait();
+    }
+}
+
+// ------------------------------------------------ many clients, tables
+
+/// TenTables: 10 small tables of mixed dimension, size, codec and metric,
+/// with 32 queries each and their stock answers (k = 10).
+struct TenTables {
+    static constexpr int kTables = 10;
+    static constexpr int kQueries = 32;
+    static constexpr idx_t kK = 10;
+    std::vector<std::unique_ptr<faiss::IndexHNSW>> indexes;
+    std::vector<std::vector<float>> queries;
+    std::vector<Answer> answers; ///< per table, all its queries
+
+    TenTables() {
+        for (int t = 0; t < kTables; t++) {
+            const int d = 8 + 8 * (t % 4);
+            const auto base = clustered(800 + 150 * t, d, 10, 100 + t);
+            indexes.push_back(make_hnsw(
+                    t % 2 ? "HNSW12,SQ8" : "HNSW12",
+                    d,
+                    base,
+                    t == 3 ? faiss::METRIC_INNER_PRODUCT : faiss::METRIC_L2));
+            queries.push_back(clustered(kQueries, d, 10, 200 + t));
+            answers.push_back(
+                    reference(*indexes[t], kQueries, queries[t].data(), kK));
+        }
+    }
+    int d(int t) const {
+        return int(indexes[t]->d);
+    }
+    /// matches: the answer to query q of table t.
+    bool matches(int t, int q, const float* D, const idx_t* I) const {
+        const Answer& a = answers[t];
+        return std::equal(D, D + kK, a.D.begin() + q * kK) &&
+                std::equal(I, I + kK, a.I.begin() + q * kK);
+    }
+};
+
+class HNSWTablesPolicies : public ::testing::TestWithParam<PolicyKind> {};
+
+// 16 client threads over 10 tables, mixing synchronous single queries,
+// synchronous batches, futures and callbacks: every answer is the serial
+// one, and the pool ran exactly one task per query.
+TEST_P(HNSWTablesPolicies, SixteenClientsTenTablesMatchSerial) {
+    const TenTables data;
+    auto pool = make_pool("2x2", GetParam());
+    HNSWTables tables(pool);
+    for (int t = 0; t < TenTables::kTables; t++) {
+        tables.register_table(100 + t, data.indexes[t].get(), false);
+    }
+    const PoolStats before = pool->stats();
+    const int kClients = 16, kOps = 40;
+    std::atomic<int> wrong{0}, queries_run{0}, errors{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < kClients; c++) {
+        clients.emplace_back([&, c] {
+            std::mt19937 rng(c);
+            std::vector<std::future<HNSWQueryResult>> futures;
+            std::vector<std::pair<int, int>> future_keys;
+            std::atomic<int> callbacks_left{0};
+            for (int op = 0; op < kOps; op++) {
+                const int t = int(rng() % TenTables::kTables);
+                const int q = int(rng() % (TenTables::kQueries - 4));
+                const float* x = data.queries[t].data() + q * data.d(t);
+                const idx_t k = TenTables::kK;
+                try {
+                    switch (op % 4) {
+                        case 0:
+                        case 1: {
+                            const idx_t n = op % 4 == 0 ? 1 : 4;
+                            std::vector<float> D(n * k);
+                            std::vector<idx_t> I(n * k);
+                            tables.search(
+                                    100 + t,
+                                    n,
+                                    x,
+                                    data.d(t),
+                                    k,
+                                    D.data(),
+                                    I.data());
+                            for (idx_t j = 0; j < n; j++) {
+                                wrong += !data.matches(
+                                        t,
+                                        q + int(j),
+                                        &D[j * k],
+                                        &I[j * k]);
+                            }
+                            queries_run += int(n);
+                            break;
+                        }
+                        case 2:
+                            futures.push_back(tables.search_async(
+                                    100 + t,
+                                    std::vector<float>(x, x + data.d(t)),
+                                    k));
+                            future_keys.emplace_back(t, q);
+                            queries_run++;
+                            break;
+                        case 3:
+                            callbacks_left++;
+                            tables.search_with_callback(
+                                    100 + t,
+                                    std::vector<float>(x, x + data.d(t)),
+                                    k,
+                                    [&, t, q](
+                                            std::exception_ptr e,
+                                            HNSWQueryResult& r) {
+                                        if (e) {
+                                            errors++;
+                                        } else {
+                                            wrong += !data.matches(
+                                                    t,
+                                                    q,
+                                                    r.distances.data(),
+                                                    r.labels.data());
+                                        }
+                                        callbacks_left--;
+                                    });
+                            queries_run++;
+                            break;
+                    }
+                } catch (...) {
+                    errors++;
+                }
+            }
+            for (size_t i = 0; i < futures.size(); i++) {
+                HNSWQueryResult r = futures[i].get();
+                wrong += !data.matches(
+                        future_keys[i].first,
+                        future_keys[i].second,
+                        r.distances.data(),
+                        r.labels.data());
+            }
+            EXPECT_TRUE(wait_until([&] {
+                return callbacks_left.load() == 0;
+            }));
+        });
+    }
+    for (auto& t : clients) {
+        t.join();
+    }
+    pool->wait_idle();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_EQ(
+            pool->stats().since(before).tasks_run(),
+            uint64_t(queries_run.load()));
+    if (GetParam() == PolicyKind::round_robin) {
+        EXPECT_EQ(
+                pool->stats().since(before).intra_ccd_steals() +
+                        pool->stats().since(before).cross_ccd_steals(),
+                0u);
+    }
+}
+
+// A search called from inside a task of a one-worker pool: the worker
+// runs the query tasks while it waits.
+TEST_P(HNSWTablesPolicies, NestedSearchFromATask) {
+    const TenTables data;
+    auto pool = make_pool("1x1", GetParam());
+    HNSWTables tables(pool);
+    tables.register_table(1, data.indexes[0].get(), false);
+    Answer got{
+            std::vector<float>(8 * TenTables::kK),
+            std::vector<idx_t>(8 * TenTables::kK)};
+    std::promise<void> done;
+    pool->submit(kLocalMappingId, [&] {
+        tables.search(
+                1,
+                8,
+                data.queries[0].data(),
+                TenTables::kK,
+                got.D.data(),
+                got.I.data());
+        done.set_value();
+    });
+    ASSERT_EQ(
+            done.get_future().wait_for(std::chrono::seconds(20)),
+            std::future_status::ready);
+    for (int q = 0; q < 8; q++) {
+        EXPECT_TRUE(data.matches(
+                0,
+                q,
+                &got.D[q * TenTables::kK],
+                &got.I[q * TenTables::kK]));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+        AllPolicies,
+        HNSWTablesPolicies,
+        ::testing::Values(
+                PolicyKind::ccd,
+                PolicyKind::flat_steal,
+                PolicyKind::round_robin),
+        [](const auto& info) {
+            return std::string(policy_name(info.param));
+        });
+
+/// WorkerSink: which CCD ran each table's queries (record() runs on the
+/// worker that ran the query), and the exact totals.
+// Under the ccd policy every query of a table runs on the CCD its
+// MappingId(table, 0) is placed on (cross-CCD stealing switched off).
+TEST(HNSWTablesPlacement, CcdPolicyKeepsEachTableOnItsCcd) {
+    const TenTables data;
+    PoolOptions options;
+    options.steal.cross_ccd_threshold = INT64_MAX;
+    auto pool = make_pool("3x2", PolicyKind::ccd, options);
+    HNSWTables tables(pool);
+    WorkerSink sink;
+    sink.pool = pool.get();
+    tables.traffic_sink = &sink;
+    for (int t = 0; t < TenTables::kTables; t++) {
+        tables.register_table(t, data.indexes[t].get(), false);
+    }
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 4; c++) {
+        clients.emplace_back([&, c] {
+            for (int t = 0; t < TenTables::kTables; t++) {
+                std::vector<float> D(TenTables::kQueries * TenTables::kK);
+                std::vector<idx_t> I(D.size());
+                tables.search(
+                        (t + c) % TenTables::kTables,
+                        TenTables::kQueries,
+                        data.queries[(t + c) % TenTables::kTables].data(),
+                        TenTables::kK,
+                        D.data(),
+                        I.data());
+            }
+        });
+    }
+    for (auto& t : clients) {
+        t.join();
+    }
+    EXPECT_EQ(
+            sink.records,
+            uint64_t(4 * TenTables::kTables * TenTables::kQueries));
+    std::set<int> used;
+    for (int t = 0; t < TenTables::kTables; t++) {
+        const MappingId id = make_mapping_id(t, 0);
+        EXPECT_EQ(sink.ccds[id], std::set<int>{pool->pick_ccd(id)})
+                << "table " << t;
+        used.insert(pool->pick_ccd(id));
+    }
+    EXPECT_GT(used.size(), 1u); // the tables spread over CCDs
+}
+
+// ------------------------------------------------------ touched nodes
+
+/// CountingFlat: an IndexFlatL2 whose distance computers count into one
+/// shared counter: an independent count of what stock FAISS computes.
+struct CountingFlat : faiss::IndexFlatL2 {
+    struct Counter : faiss::DistanceComputer {
+        std::unique_ptr<faiss::DistanceComputer> base;
+        std::atomic<uint64_t>* count;
+        void set_query(const float* x) override {
+            base->set_query(x);
+        }
+        float operator()(idx_t i) override {
+            count->fetch_add(1, std::memory_order_relaxed);
+            return (*base)(i);
+        }
+        float symmetric_dis(idx_t i, idx_t j) override {
+            return base->symmetric_dis(i, j);
+        }
+    };
+    mutable std::atomic<uint64_t> count{0};
+    explicit CountingFlat(int d) : faiss::IndexFlatL2(d) {}
+    faiss::DistanceComputer* get_distance_computer() const override {
+        auto* c = new Counter;
+        c->base.reset(faiss::IndexFlatL2::get_distance_computer());
+        c->count = &count;
+        return c;
+    }
+};
+
+// The nodes a query reports are exactly the distance computations stock
+// FAISS makes for it; the same on a second run; the bytes follow the
+// traffic model; FAISS 1.7.3's own statistics count level 0 only (n3).
+TEST(HNSWTablesTraffic, TouchedNodesAreExact) {
+    const int d = 32, M = 16, nq = 100;
+    const auto base = clustered(4000, d, 20, 11);
+    const auto queries = clustered(nq, d, 20, 12);
+    auto* storage = new CountingFlat(d);
+    faiss::IndexHNSW index(storage, M);
+    index.own_fields = true;
+    index.add(4000, base.data());
+    ASSERT_GT(index.hnsw.max_level, 0);
+
+    storage->count = 0;
+    faiss::hnsw_stats.reset();
+    const Answer ref = reference(index, nq, queries.data(), 10);
+    const uint64_t stock = storage->count.load();
+    const size_t level0 = faiss::hnsw_stats.n3;
+
+    auto pool = make_pool("2x2");
+    HNSWTables tables(pool);
+    tables.register_table(12, &index, false);
+    const MappingId id = make_mapping_id(12, 0);
+    for (int run = 0; run < 2; run++) {
+        WorkerSink sink;
+        sink.pool = pool.get();
+        tables.traffic_sink = &sink;
+        storage->count = 0;
+        EXPECT_EQ(via_tables(tables, 12, nq, queries.data(), 10), ref);
+        EXPECT_EQ(sink.records, uint64_t(nq));
+        EXPECT_EQ(sink.totals[id].first, stock) << "run " << run;
+        EXPECT_EQ(storage->count.load(), stock) << "run " << run;
+        EXPECT_EQ(
+                sink.totals[id].second,
+                stock * (d * sizeof(float) + M * sizeof(int)));
+    }
+    // Per query too: the futures' counts add up to the same total.
+    tables.traffic_sink = nullptr;
+    uint64_t sum = 0;
+    for (int q = 0; q < nq; q++) {
+        sum += tables.search_async(
+                             12,
+                             {queries.begin() + q * d,
+                              queries.begin() + (q + 1) * d},
+                             10)
+                       .get()
+                       .touched;
+    }
+    EXPECT_EQ(sum, stock);
+    // 1.7.3's hnsw_stats.n3 is level 0's distance count; the difference is
+    // the entry point and the upper levels' greedy descent.
+    EXPECT_GT(level0, 0u);
+    EXPECT_LT(level0, stock);
+}
+
+} // namespace
