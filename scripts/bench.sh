@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bench.sh: installs what is missing, builds build/ (Release) and runs the
-# headline benchmark, writing into benchs/results/; then plots the results
-# when benchs/plot_results.py exists. Extra arguments go to bench_pool.
+# headline benchmark, bench_ivf (IVF search: stock FAISS OpenMP against the
+# pool, on embedded synthetic data and Debian's Fashion-MNIST), writing into
+# benchs/results/; then plots the results. Extra arguments go to bench_ivf
+# (e.g. --quick, --dataset synthetic). The other benchmarks (bench_pool,
+# bench_hnsw, bench_mapping) run the same way from build/benchs/.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,10 +22,10 @@ cmake -S . -B "$build_dir" \
     -DFAISS_CCD_BUILD_BENCHS=ON
 cmake --build "$build_dir" -j "$jobs"
 
-bench=$build_dir/benchs/bench_pool
+bench=$build_dir/benchs/bench_ivf
 if [[ ! -x "$bench" ]]; then
     echo "bench: error: $bench was not built (is benchs/CMakeLists.txt" \
-         "there, and does it define bench_pool?)" >&2
+         "there, and does it define bench_ivf?)" >&2
     exit 1
 fi
 
@@ -30,7 +33,9 @@ mkdir -p benchs/results
 echo "bench: $bench --out benchs/results $*"
 "$bench" --out benchs/results "$@"
 
-if [[ -f benchs/plot_results.py ]]; then
-    echo "bench: /usr/bin/python3 benchs/plot_results.py benchs/results"
-    /usr/bin/python3 benchs/plot_results.py benchs/results
-fi
+for plot in benchs/plot_results.py benchs/plot_ivf.py; do
+    if [[ -f $plot ]]; then
+        echo "bench: /usr/bin/python3 $plot benchs/results"
+        /usr/bin/python3 "$plot" benchs/results
+    fi
+done

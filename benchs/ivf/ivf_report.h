@@ -1,0 +1,107 @@
+/**
+ * ivf_report.h: what one bench_ivf run measured on one data set, the
+ * issue's targets judged on it, and its two renderings: JSON (every number,
+ * read by benchs/plot_ivf.py) and markdown (tables, targets).
+ */
+
+#pragma once
+
+#include "ivf_contenders.h"
+#include "ivf_data.h"
+#include "ivf_scan_cost.h"
+#include "ivf_scenarios.h"
+
+#include <string>
+#include <vector>
+
+namespace bench {
+namespace ivf {
+
+/// ScenarioRow: one contender in one scenario, over all rounds.
+struct ScenarioRow {
+    std::string scenario; ///< "single", "clients" or "batch"
+    std::string contender;
+    std::vector<RunResult> rounds;
+    int reruns = 0; ///< noisy blocks measured again    // Medians over the rounds.
+    double qps = 0;
+    double p50 = 0, p99 = 0, p999 = 0;
+    double own_cpu = -1, other_cpu = -1; ///< machine shares (RunResult)
+    /// recall@10 over the answered queries that have ground truth (first
+    /// round's answers); -1 when none has.
+    double recall10 = -1;
+    size_t recall_queries = 0;
+    /// Against stock-pm0's answers in the same scenario (pool contenders
+    /// and stock-pm1); compared = false for stock-pm0 itself.
+    bool compared = false;
+    Mismatch mismatch;
+    // Pool counters summed over the rounds.
+    bool has_pool = false;
+    uint64_t tasks = 0, local_pops = 0, intra_steals = 0, cross_steals = 0,
+             parks = 0;
+    double cross_steal_ratio = 0;
+    double tasks_per_query = 0;
+    std::vector<uint64_t> tasks_per_ccd;
+
+    /// finalize: medians and pool sums from `rounds`.
+    void finalize();
+};
+
+struct TargetCheck {
+    std::string dataset;
+    std::string name;     ///< e.g. "pool-ccd single P50 <= 0.9x best stock"
+    std::string measured; ///< e.g. "0.84x (2.51 vs 2.99 ms)"
+    bool met = false;
+    std::string why; ///< for a miss: what the measurements point at
+};
+
+struct DatasetResults {
+    // The run.
+    std::string command, date_utc, git_commit, topology, topology_note;
+    unsigned hardware_concurrency = 0;
+    int max_workers_per_ccd = 0; ///< 1: no CCD siblings to steal from
+    bool quick = false;
+    double loadavg_before = -1, loadavg_after = -1;
+    double seconds = 0;
+
+    // The data set.
+    std::string dataset, description;
+    int d = 0, k = 0;
+    size_t nb = 0, nlist = 0, nprobe = 0, nq_loaded = 0;
+    bool index_from_cache = false;
+    std::string cache_file;
+    double build_seconds = 0, gt_seconds = 0;
+    ListStats lists;
+    double recall10_all = -1; ///< stock-pm0 batch over every GT query
+    size_t recall10_all_queries = 0;
+
+    // The plan.
+    int rounds = 0, nclients = 0;
+    int single_blocks = 1, clients_blocks = 1; ///< turns per round
+    double noisy_share = 0;   ///< blocks with more others' CPU are rerun
+    int max_reruns = 0;       ///< per block
+    double rerun_budget_s = 0;
+    double rerun_seconds = 0; ///< spent on discarded noisy blocks
+    size_t single_nq = 0, clients_nq = 0, batch_nq = 0;
+
+    std::vector<std::string> contenders, contender_descriptions;
+    std::vector<ScenarioRow> rows;
+    bool has_split = false;
+    SplitAnalysis split; ///< over the single-client queries
+    bool has_scan_cost = false;
+    ScanCost scan_cost; ///< one-thread scan cost per task decomposition
+    std::vector<TargetCheck> targets;
+    std::vector<std::string> notes; ///< diagnosis lines for the report
+
+    const ScenarioRow* row(const std::string& scenario,
+                           const std::string& contender) const;
+};
+
+/// judge_targets: the targets for each pool contender, with a
+/// measured reason for each miss; fills r->targets and r->notes.
+void judge_targets(DatasetResults* r);
+
+std::string to_json(const DatasetResults& r);
+std::string to_markdown(const DatasetResults& r);
+
+} // namespace ivf
+} // namespace bench

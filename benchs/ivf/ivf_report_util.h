@@ -1,0 +1,63 @@
+/**
+ * ivf_report_util.h: small helpers shared by ivf_report.cpp and
+ * ivf_targets.cpp (internal to bench_ivf).
+ */
+
+#pragma once
+
+#include "ivf_report.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+namespace bench {
+namespace ivf {
+namespace report_util {
+
+inline const char* const kStock[] = {"stock-pm0", "stock-pm1"};
+inline const char* const kPools[] = {"pool-ccd", "pool-flat"};
+
+/// fmt: printf into a std::string (lines up to 1 KB).
+inline std::string fmt(const char* f, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof(buf), f, ap);
+    va_end(ap);
+    return buf;
+}
+
+/// Best: the better stock mode's value of one metric in one scenario.
+struct Best {
+    double value = 0;
+    std::string who;
+};
+
+inline Best best_stock(
+        const DatasetResults& r,
+        const std::string& scenario,
+        double ScenarioRow::*metric,
+        bool higher_is_better) {
+    Best b;
+    for (const char* s : kStock) {
+        const ScenarioRow* row = r.row(scenario, s);
+        if (row == nullptr) {
+            continue;
+        }
+        const double v = row->*metric;
+        if (b.who.empty() || (higher_is_better ? v > b.value : v < b.value)) {
+            b.value = v;
+            b.who = s;
+        }
+    }
+    return b;
+}
+
+inline double ratio(double a, double b) {
+    return b > 0 ? a / b : 0;
+}
+
+} // namespace report_util
+} // namespace ivf
+} // namespace bench

@@ -1,0 +1,50 @@
+/**
+ * ivf_scan_cost.h: what one query's scan costs on one thread when its
+ * probed lists are scanned the way stock FAISS does it and the ways a
+ * task-per-list search does it. No pool, no threads: only the scan, so the
+ * difference is the price of the task decomposition itself.
+ *
+ * Variants, each over the same queries, run in turn query by query (so
+ * machine noise hits them alike), with FAISS's public scanner API:
+ *   one_heap        one top-k heap per query kept across its lists (stock
+ *                   IndexIVF::search_preassigned)
+ *   task_per_list   a fresh top-k heap per probed list, merged into the
+ *                   query's heap
+ *   task_per_chunk  the same per chunk of a split list (IndexIVFCCD up to
+ *                   commit a5e9104..82d8746)
+ *   seeded_chunk    task_per_chunk, each task's heap seeded with the
+ *                   query's k-th distance so far, so the scanner rejects
+ *                   what cannot enter the query's top k (IndexIVFCCD since
+ *                   commit 7665db7)
+ * L2 metric only (the data sets of bench_ivf).
+ */
+
+#pragma once
+
+#include <faiss/IndexIVF.h>
+#include <faiss/IndexIVFCCD.h>
+
+#include <string>
+#include <vector>
+
+namespace bench {
+namespace ivf {
+
+struct ScanCost {
+    size_t queries = 0;
+    int k = 0;
+    std::vector<std::string> variants;
+    std::vector<double> ms_per_query;    ///< per variant, one thread
+    std::vector<double> tasks_per_query; ///< heaps merged per query
+    size_t distance_mismatches = 0;      ///< queries where a variant differs
+};
+
+ScanCost measure_scan_cost(
+        const faiss::IndexIVF& index,
+        const faiss::ccd::IndexIVFCCD& ccd,
+        size_t nq,
+        const float* queries,
+        int k);
+
+} // namespace ivf
+} // namespace bench

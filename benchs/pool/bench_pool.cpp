@@ -1,0 +1,732 @@
+/**
+ * bench_pool: the pool against a central mutex queue, OpenMP tasks and
+ * oneTBB, side by side in one process, on the same workloads.
+ *
+ *   bench_pool [--out DIR] [--quick] [--reps N] [--topology SPEC]
+ *
+ * Scenarios (workload.h has the workloads, contender_*.cpp how each runtime
+ * runs them):
+ *   (a) throughput: T = 1..4 submitting threads, each submits M tiny tasks
+ *       and waits for its own; tasks/s from the first submit to all done.
+ *   (a) latency: submit-to-start of one task, with the workers asleep
+ *       ("parked": 2 ms between submissions) and awake ("spinning": the
+ *       next one submitted as soon as the previous one started).
+ *   (b) tree: an uneven recursive fork-join tree, every node a task
+ *       (~10^6 tasks with --quick, ~10^6 and ~10^7 by default).
+ * Every run is checked: each task ran exactly once (count and key sum).
+ *
+ * Writes DIR/pool.json (every number) and DIR/pool.md (tables, targets),
+ * and prints the markdown. benchs/plot_results.py draws DIR/pool.png.
+ * Exit status: 0, or 1 when an exactly-once check failed (a missed
+ * performance target is reported, not an error), 2 on bad arguments.
+ */
+
+#include "contender.h"
+#include "results.h"
+#include "workload.h"
+
+#include <faiss/ccd_scheduler/Futex.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef BENCH_SOURCE_DIR
+#define BENCH_SOURCE_DIR "."
+#endif
+
+namespace bench {
+namespace {
+
+using faiss::ccd::PolicyKind;
+using faiss::ccd::PoolStats;
+using faiss::ccd::Topology;
+
+const std::vector<std::string> kContenders =
+        {"pool-ccd", "pool-flat", "mutex-queue", "openmp", "tbb"};
+
+struct Options {
+    std::string out = "benchs/results";
+    bool quick = false;
+    int reps = -1; ///< -1: the plan's defaults
+    std::string topology;
+    std::string command;
+};
+
+/// Plan: sizes and repetitions. Default: about 2-3 minutes on a 2-core
+/// machine; --quick: about 20 s (the ctest smoke test).
+struct Plan {
+    int64_t tasks_per_submitter;
+    int max_submitters = 4;
+    int throughput_reps;
+    int parked_samples;
+    int spinning_samples;
+    int parked_gap_us = 2000;
+    std::vector<uint64_t> tree_targets;
+    std::vector<int> tree_reps;
+};
+
+Plan make_plan(const Options& o) {
+    Plan p;
+    if (o.quick) {
+        p.tasks_per_submitter = 20000;
+        p.throughput_reps = 3;
+        p.parked_samples = 100;
+        p.spinning_samples = 1000;
+        p.tree_targets = {1000000};
+        p.tree_reps = {3};
+    } else {
+        p.tasks_per_submitter = 200000;
+        p.throughput_reps = 5;
+        p.parked_samples = 1000;
+        p.spinning_samples = 5000;
+        p.tree_targets = {1000000, 10000000};
+        p.tree_reps = {5, 3};
+    }
+    if (o.reps > 0) {
+        p.throughput_reps = o.reps;
+        for (int& r : p.tree_reps) {
+            r = o.reps;
+        }
+    }
+    return p;
+}
+
+void usage(const char* argv0) {
+    fprintf(stderr,
+            "usage: %s [--out DIR] [--quick] [--reps N] [--topology SPEC]\n"
+            "  --out DIR        results directory (default benchs/results)\n"
+            "  --quick          small run, ~20 s (smoke test)\n"
+            "  --reps N         repetitions of every measurement (default: 5,\n"
+            "                   3 for the 10^7-task tree; --quick: 3)\n"
+            "  --topology SPEC  pool topology: \"auto\", \"NxM\" or CPU lists\n"
+            "                   (default: FAISS_CCD_TOPOLOGY, else hwloc)\n",
+            argv0);
+}
+
+/// shell_quote: an argument as a shell would need it to reproduce the run.
+std::string shell_quote(const std::string& arg) {
+    if (!arg.empty() &&
+        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+                              "TUVWXYZ0123456789-_./=:,+") ==
+                std::string::npos) {
+        return arg;
+    }
+    std::string q = "'";
+    for (char c : arg) {
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return q + "'";
+}
+
+bool parse_args(int argc, char** argv, Options* o) {
+    for (int i = 0; i < argc; i++) {
+        o->command += (i ? " " : "") + shell_quote(argv[i]);
+    }
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        const bool has_value = i + 1 < argc;
+        if (a == "--quick") {
+            o->quick = true;
+        } else if (a == "--out" && has_value) {
+            o->out = argv[++i];
+        } else if (a == "--reps" && has_value) {
+            o->reps = atoi(argv[++i]);
+            if (o->reps <= 0) {
+                fprintf(stderr, "bench_pool: --reps wants a positive number\n");
+                return false;
+            }
+        } else if (a == "--topology" && has_value) {
+            o->topology = argv[++i];
+        } else {
+            if (a != "--help" && a != "-h") {
+                fprintf(stderr, "bench_pool: bad argument '%s'\n", a.c_str());
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string shell_output(const std::string& cmd) {
+    std::string out;
+    if (FILE* f = popen(cmd.c_str(), "r")) {
+        char buf[256];
+        while (fgets(buf, sizeof(buf), f)) {
+            out += buf;
+        }
+        pclose(f);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) {
+        out.pop_back();
+    }
+    return out;
+}
+
+/// git_commit: short hash of the source tree, "-dirty" when it has
+/// uncommitted changes, "unknown" outside a git checkout with a commit.
+std::string git_commit() {
+    const std::string git = std::string("git -C '") + BENCH_SOURCE_DIR + "' ";
+    std::string hash = shell_output(git + "rev-parse --short HEAD 2>/dev/null");
+    if (hash.empty()) {
+        return "unknown";
+    }
+    if (!shell_output(git + "status --porcelain 2>/dev/null").empty()) {
+        hash += "-dirty";
+    }
+    return hash;
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm;
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+/// loadavg: the machine's 1-minute load average, -1 where unknown.
+double loadavg() {
+    double load = -1;
+    if (FILE* f = fopen("/proc/loadavg", "r")) {
+        if (fscanf(f, "%lf", &load) != 1) {
+            load = -1;
+        }
+        fclose(f);
+    }
+    return load;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) {
+        return 0;
+    }
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// percentile: nearest rank, p in (0, 1]; `sorted` ascending.
+double percentile(const std::vector<double>& sorted, double p) {
+    size_t rank = size_t(p * double(sorted.size()) + 0.999999);
+    rank = std::min(std::max(rank, size_t(1)), sorted.size());
+    return sorted[rank - 1];
+}
+
+/// Bench: one run of every scenario; fills `results`.
+class Bench {
+   public:
+    Bench(const Options& options, const Topology& topology)
+            : plan_(make_plan(options)),
+              topology_(topology),
+              hw_(std::max(1u, std::thread::hardware_concurrency())) {
+        r_.command = options.command;
+        r_.date_utc = utc_now();
+        r_.git_commit = git_commit();
+        r_.hardware_concurrency = hw_;
+        r_.topology = topology.describe();
+        r_.topology_note = topology.note();
+        r_.quick = options.quick;
+        r_.tasks_per_submitter = plan_.tasks_per_submitter;
+        r_.max_submitters = plan_.max_submitters;
+        r_.throughput_reps = plan_.throughput_reps;
+        r_.parked_samples = plan_.parked_samples;
+        r_.spinning_samples = plan_.spinning_samples;
+        r_.parked_gap_us = plan_.parked_gap_us;
+        r_.tree_reps = plan_.tree_reps;
+    }
+
+    Results run() {
+        const int64_t start = now_ns();
+        r_.loadavg_before = loadavg();
+        // Every contender lives for the whole run; they take turns, one
+        // repetition each, so that load from elsewhere on the machine hits
+        // all of them alike. Between turns the previous one's idle threads
+        // are given time to go to sleep (settle).
+        for (const std::string& name : kContenders) {
+            contenders_.push_back(make(name));
+            r_.contenders.push_back(name);
+            r_.contender_descriptions.push_back(contenders_.back()->describe());
+        }
+        warm_up();
+        throughput();
+        latency();
+        tree();
+        judge_targets();
+        contenders_.clear();
+        r_.seconds = double(now_ns() - start) * 1e-9;
+        r_.loadavg_after = loadavg();
+        return r_;
+    }
+
+   private:
+    std::unique_ptr<Contender> make(const std::string& name) const {
+        if (name == "pool-ccd") {
+            return make_pool_contender(topology_, PolicyKind::ccd);
+        }
+        if (name == "pool-flat") {
+            return make_pool_contender(topology_, PolicyKind::flat_steal);
+        }
+        if (name == "mutex-queue") {
+            return make_mutex_queue_contender(int(hw_));
+        }
+        if (name == "openmp") {
+            return make_openmp_contender(int(hw_));
+        }
+        return make_tbb_contender(int(hw_));
+    }
+
+    /// settle: let the threads of the contender that just ran go to sleep
+    /// (OpenMP's, TBB's and the pool's spin a while after their last task)
+    /// before the next one starts.
+    static void settle() {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+
+    /// warm_up: one small untimed run of each workload per contender
+    /// (thread creation, first-touch of queues and allocator arenas).
+    void warm_up() {
+        Tree small = Tree::sized(plan_.tree_targets.front() / 16);
+        for (auto& c : contenders_) {
+            c->independent(
+                    plan_.max_submitters,
+                    plan_.tasks_per_submitter / 10);
+            c->tree(small);
+            settle();
+        }
+    }
+
+    /// check: the exactly-once test of one repetition.
+    void check(
+            const std::string& what,
+            uint64_t expected_count,
+            uint64_t expected_key_sum) {
+        const Tally::Totals got = Tally::total();
+        if (got.count != expected_count || got.key_sum != expected_key_sum) {
+            std::string msg = what + ": ran " + std::to_string(got.count) +
+                    " tasks, expected " + std::to_string(expected_count) +
+                    (got.key_sum != expected_key_sum ? " (key sum differs)"
+                                                     : "");
+            fprintf(stderr,
+                    "bench_pool: EXACTLY-ONCE FAILURE: %s\n",
+                    msg.c_str());
+            r_.failures.push_back(msg);
+        }
+    }
+
+    static PoolCounters counters_since(
+            const Contender& c,
+            const PoolStats& before) {
+        PoolCounters pc;
+        PoolStats now;
+        if (c.pool_stats(&now)) {
+            pc.present = true;
+            pc.delta = now.since(before);
+        }
+        return pc;
+    }
+    static PoolStats stats_of(const Contender& c) {
+        PoolStats s;
+        c.pool_stats(&s);
+        return s;
+    }
+
+    void throughput() {
+        const int64_t m = plan_.tasks_per_submitter;
+        const size_t n = contenders_.size();
+        for (int t = 1; t <= plan_.max_submitters; t++) {
+            uint64_t key_sum = 0;
+            for (int s = 0; s < t; s++) {
+                for (int64_t i = 0; i < m; i++) {
+                    key_sum += task_key(s, i);
+                }
+            }
+            std::vector<ThroughputRow> rows(n);
+            std::vector<PoolStats> before(n);
+            for (size_t k = 0; k < n; k++) {
+                rows[k].contender = contenders_[k]->name();
+                rows[k].submitters = t;
+                rows[k].tasks = t * m;
+                before[k] = stats_of(*contenders_[k]);
+            }
+            for (int rep = 0; rep < plan_.throughput_reps; rep++) {
+                for (size_t k = 0; k < n; k++) {
+                    Tally::reset();
+                    const double secs = contenders_[k]->independent(t, m);
+                    check("(a) " + rows[k].contender +
+                                  " T=" + std::to_string(t),
+                          uint64_t(rows[k].tasks),
+                          key_sum);
+                    rows[k].rates.push_back(double(rows[k].tasks) / secs);
+                    settle();
+                }
+            }
+            for (size_t k = 0; k < n; k++) {
+                rows[k].counters = counters_since(*contenders_[k], before[k]);
+                rows[k].median_rate = median(rows[k].rates);
+                rows[k].best_rate = *std::max_element(
+                        rows[k].rates.begin(),
+                        rows[k].rates.end());
+                fprintf(stderr,
+                        "(a) throughput %-11s T=%d  %7.2f Mtasks/s\n",
+                        rows[k].contender.c_str(),
+                        t,
+                        rows[k].median_rate * 1e-6);
+                r_.throughput.push_back(rows[k]);
+            }
+        }
+    }
+
+    LatencyRow
+    probe_latency(Contender& c, const std::string& mode, int samples) {
+        const bool parked = mode == "parked";
+        std::vector<double> us;
+        us.reserve(samples);
+        const int warmup = 10;
+        PoolStats before;
+        // The sample is stamped by the task itself, so how fast the driver
+        // notices the start does not matter. Parked: the driver sleeps
+        // through the gap right after submitting (its core stays free for
+        // the worker being woken). Spinning: it polls, yielding now and
+        // then so that it does not starve a worker sharing its core.
+        std::this_thread::sleep_for(
+                std::chrono::microseconds(plan_.parked_gap_us));
+        for (int i = 0; i < warmup + samples; i++) {
+            if (i == warmup) {
+                before = stats_of(c);
+            }
+            Probe probe;
+            probe.submitted_ns = now_ns();
+            c.submit_probe(&probe);
+            if (parked) {
+                std::this_thread::sleep_for(
+                        std::chrono::microseconds(plan_.parked_gap_us));
+            }
+            int64_t started;
+            for (int polls = 1;
+                 (started = probe.started_ns.load(std::memory_order_acquire)) ==
+                 0;
+                 polls++) {
+                if (polls % 64 == 0) {
+                    std::this_thread::yield();
+                } else {
+                    faiss::ccd::detail::cpu_relax();
+                }
+            }
+            if (i >= warmup) {
+                us.push_back(double(started - probe.submitted_ns) * 1e-3);
+            }
+        }
+        std::sort(us.begin(), us.end());
+        LatencyRow row;
+        row.contender = c.name();
+        row.mode = mode;
+        row.samples = samples;
+        row.p50_us = percentile(us, 0.5);
+        row.p99_us = percentile(us, 0.99);
+        row.p999_us = percentile(us, 0.999);
+        row.max_us = us.back();
+        double sum = 0;
+        for (double v : us) {
+            sum += v;
+        }
+        row.mean_us = sum / double(us.size());
+        row.counters = counters_since(c, before);
+        fprintf(stderr,
+                "(a) latency    %-11s %-8s P50 %6.2f  P99 %7.2f  P999 %7.2f "
+                "us\n",
+                row.contender.c_str(),
+                mode.c_str(),
+                row.p50_us,
+                row.p99_us,
+                row.p999_us);
+        return row;
+    }
+
+    /// latency: one contender after the other (a sample is one task, so
+    /// taking turns per sample would measure the turn-taking instead).
+    /// Then, as a reference, pool-ccd with unpinned workers: the pool pins
+    /// by default, and a pinned worker can only be woken on its own core.
+    void latency() {
+        for (auto& c : contenders_) {
+            if (!c->has_probe()) {
+                r_.latency_skipped.push_back(
+                        c->name() +
+                        ": an OpenMP task can only be created by a thread "
+                        "of a parallel region's team; there is no outside "
+                        "submitter to time");
+                continue;
+            }
+            r_.latency.push_back(
+                    probe_latency(*c, "parked", plan_.parked_samples));
+            r_.latency.push_back(
+                    probe_latency(*c, "spinning", plan_.spinning_samples));
+            settle();
+        }
+        std::unique_ptr<Contender> unpinned =
+                make_pool_contender(topology_, PolicyKind::ccd, false);
+        r_.latency_references.push_back(unpinned->name());
+        r_.latency.push_back(
+                probe_latency(*unpinned, "parked", plan_.parked_samples));
+        r_.latency.push_back(
+                probe_latency(*unpinned, "spinning", plan_.spinning_samples));
+    }
+
+    static void serial_node(const Tree& tree, uint64_t key, int depth) {
+        uint64_t kids[Tree::kMaxChildren];
+        const int n = tree.visit(key, depth, kids);
+        for (int i = 0; i < n; i++) {
+            serial_node(tree, kids[i], depth + 1);
+        }
+    }
+
+    void tree() {
+        const size_t n = contenders_.size();
+        for (size_t s = 0; s < plan_.tree_targets.size(); s++) {
+            const uint64_t target = plan_.tree_targets[s];
+            const Tree tree = Tree::sized(target);
+            const Tree::Expected expected = tree.expected();
+            const std::string size = std::to_string(expected.nodes);
+
+            // Row 0 is the serial reference, row k + 1 contender k.
+            std::vector<TreeRow> rows(n + 1);
+            std::vector<PoolStats> before(n);
+            for (size_t k = 0; k <= n; k++) {
+                rows[k].contender =
+                        k == 0 ? "serial" : contenders_[k - 1]->name();
+                rows[k].target_tasks = target;
+                rows[k].tasks = expected.nodes;
+                rows[k].max_depth = tree.max_depth;
+                if (k > 0) {
+                    before[k - 1] = stats_of(*contenders_[k - 1]);
+                }
+            }
+            for (int rep = 0; rep < plan_.tree_reps[s]; rep++) {
+                for (size_t k = 0; k <= n; k++) {
+                    Tally::reset();
+                    const int64_t t0 = now_ns();
+                    if (k == 0) {
+                        serial_node(tree, tree.root, 0);
+                    } else {
+                        contenders_[k - 1]->tree(tree);
+                    }
+                    const double secs = double(now_ns() - t0) * 1e-9;
+                    check("(b) " + rows[k].contender + " " + size + " tasks",
+                          expected.nodes,
+                          expected.key_sum);
+                    rows[k].rates.push_back(double(expected.nodes) / secs);
+                    settle();
+                }
+            }
+            for (size_t k = 0; k <= n; k++) {
+                if (k > 0) {
+                    rows[k].counters =
+                            counters_since(*contenders_[k - 1], before[k - 1]);
+                }
+                rows[k].median_rate = median(rows[k].rates);
+                rows[k].best_rate = *std::max_element(
+                        rows[k].rates.begin(),
+                        rows[k].rates.end());
+                fprintf(stderr,
+                        "(b) tree %-9s %-11s %7.2f Mtasks/s\n",
+                        size.c_str(),
+                        rows[k].contender.c_str(),
+                        rows[k].median_rate * 1e-6);
+                r_.tree.push_back(rows[k]);
+            }
+        }
+    }
+
+    const TreeRow* tree_row(const std::string& name, uint64_t target) const {
+        for (const TreeRow& row : r_.tree) {
+            if (row.contender == name && row.target_tasks == target) {
+                return &row;
+            }
+        }
+        return nullptr;
+    }
+    const LatencyRow* latency_row(
+            const std::string& name,
+            const std::string& mode) const {
+        for (const LatencyRow& row : r_.latency) {
+            if (row.contender == name && row.mode == mode) {
+                return &row;
+            }
+        }
+        return nullptr;
+    }
+
+    static std::string fmt(const char* format, double a, double b = 0) {
+        char buf[512];
+        snprintf(buf, sizeof(buf), format, a, b);
+        return buf;
+    }
+
+    /// judge_targets: the goals, for both pool policies, on the
+    /// largest tree.
+    void judge_targets() {
+        const uint64_t target = plan_.tree_targets.back();
+        const TreeRow* mutex = tree_row("mutex-queue", target);
+        const TreeRow* tbb = tree_row("tbb", target);
+        const TreeRow* serial = tree_row("serial", target);
+        const std::string tree_size =
+                " (" + std::to_string(mutex ? mutex->tasks : 0) + "-task tree)";
+        // ns of core time per task: what `hw_` busy cores spend per task.
+        auto core_ns = [this](const TreeRow* row) {
+            return double(hw_) * 1e9 / row->median_rate;
+        };
+        for (const char* pool : {"pool-ccd", "pool-flat"}) {
+            const TreeRow* p = tree_row(pool, target);
+            if (p == nullptr || mutex == nullptr || tbb == nullptr) {
+                continue;
+            }
+            const double serial_ns = 1e9 / serial->median_rate;
+            Target vs_mutex;
+            vs_mutex.name = std::string(pool) + " tree >= 5x mutex-queue";
+            const double rm = p->median_rate / mutex->median_rate;
+            vs_mutex.met = rm >= 5.0;
+            vs_mutex.measured = fmt("%.2fx", rm) + tree_size +
+                    fmt(", medians; best reps: %.2fx",
+                        p->best_rate / mutex->best_rate);
+            vs_mutex.why = fmt("per task, in core time: %.0f ns for the pool, ",
+                               core_ns(p)) +
+                    fmt("%.0f ns for mutex-queue, %.0f ns of the node's own "
+                        "work (serial run); ",
+                        core_ns(mutex),
+                        serial_ns) +
+                    fmt("even a free scheduler cannot beat mutex-queue by "
+                        "more than %.1fx here",
+                        core_ns(mutex) / serial_ns);
+            r_.targets.push_back(vs_mutex);
+
+            Target vs_tbb;
+            vs_tbb.name = std::string(pool) + " tree >= 1.0x tbb";
+            const double rt = p->median_rate / tbb->median_rate;
+            vs_tbb.met = rt >= 1.0;
+            vs_tbb.measured = fmt("%.2fx", rt) + tree_size +
+                    fmt(", medians; best reps: %.2fx",
+                        p->best_rate / tbb->best_rate);
+            vs_tbb.why = fmt("per task, in core time: %.0f ns for the pool, "
+                             "%.0f ns for tbb",
+                             core_ns(p),
+                             core_ns(tbb)) +
+                    fmt(" (the node's own work: %.0f ns)", serial_ns);
+            r_.targets.push_back(vs_tbb);
+        }
+        for (const char* pool : {"pool-ccd", "pool-flat"}) {
+            const LatencyRow* parked = latency_row(pool, "parked");
+            const LatencyRow* spinning = latency_row(pool, "spinning");
+            if (parked == nullptr || spinning == nullptr) {
+                continue;
+            }
+            Target t;
+            t.name = std::string(pool) +
+                    " median submit-to-start <= 2 us to a parked worker";
+            t.met = parked->p50_us <= 2.0;
+            t.measured = fmt("P50 %.2f us", parked->p50_us) + " (" +
+                    std::to_string(parked->counters.delta.parks()) +
+                    " parks during " + std::to_string(parked->samples) +
+                    " samples)";
+            t.why =
+                    fmt("to an awake (spinning) worker the P50 is %.2f us; "
+                        "the rest is the kernel waking a thread asleep in "
+                        "futex_wait (syscall, scheduler, the idle core "
+                        "leaving its sleep state), which no user-space queue "
+                        "removes once a worker is parked",
+                        spinning->p50_us);
+            if (const LatencyRow* u =
+                        latency_row("pool-ccd-unpinned", "parked")) {
+                t.why +=
+                        fmt("; with unpinned workers (pool-ccd-unpinned) "
+                            "the parked P50 is %.2f us",
+                            u->p50_us);
+            }
+            for (const char* other : {"mutex-queue", "tbb"}) {
+                if (const LatencyRow* o = latency_row(other, "parked")) {
+                    t.why += "; " + std::string(other) +
+                            fmt(", which sleeps the same way, has a parked "
+                                "P50 of %.2f us",
+                                o->p50_us);
+                }
+            }
+            r_.targets.push_back(t);
+        }
+    }
+
+    Plan plan_;
+    Topology topology_;
+    unsigned hw_;
+    std::vector<std::unique_ptr<Contender>> contenders_; ///< kContenders
+    Results r_;
+};
+
+bool write_file(const std::filesystem::path& path, const std::string& text) {
+    // Write beside, then rename: a reader never sees half a file.
+    const std::filesystem::path tmp = path.string() + ".tmp";
+    {
+        std::ofstream f(tmp);
+        f << text;
+        if (!f.good()) {
+            return false;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    return !ec;
+}
+
+int main_impl(int argc, char** argv) {
+    Options options;
+    if (!parse_args(argc, argv, &options)) {
+        usage(argv[0]);
+        return 2;
+    }
+    const Topology topology = options.topology.empty()
+            ? Topology::from_env_or_detect()
+            : Topology::from_string(options.topology);
+    printf("command: %s\n", options.command.c_str());
+    printf("topology: %s\n", topology.describe().c_str()); // note included
+    fflush(stdout);
+
+    const Results results = Bench(options, topology).run();
+
+    const std::filesystem::path dir(options.out);
+    std::filesystem::create_directories(dir);
+    const std::string markdown = to_markdown(results);
+    const bool ok = write_file(dir / "pool.json", to_json(results)) &&
+            write_file(dir / "pool.md", markdown);
+    printf("\n%s\n", markdown.c_str());
+    if (!ok) {
+        fprintf(stderr,
+                "bench_pool: cannot write into %s\n",
+                options.out.c_str());
+        return 1;
+    }
+    printf("wrote %s/pool.json and %s/pool.md; plot with: "
+           "/usr/bin/python3 benchs/plot_results.py %s\n",
+           options.out.c_str(),
+           options.out.c_str(),
+           options.out.c_str());
+    return results.failures.empty() ? 0 : 1;
+}
+
+} // namespace
+} // namespace bench
+
+int main(int argc, char** argv) {
+    try {
+        return bench::main_impl(argc, argv);
+    } catch (const std::exception& e) {
+        fprintf(stderr, "bench_pool: %s\n", e.what());
+        return 1;
+    }
+}
