@@ -55,8 +55,11 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "common/run_info.h"
 
 namespace bench {
+using namespace bench;
+
 namespace {
 
 using faiss::ccd::HNSWTables;
@@ -182,53 +185,6 @@ bool parse_args(int argc, char** argv, Options* o) {
         o->topologies = {"auto", "4x2"};
     }
     return !o->clients.empty() && !o->topologies.empty() && o->seconds > 0;
-}
-
-std::string shell_output(const std::string& cmd) {
-    std::string out;
-    if (FILE* f = popen(cmd.c_str(), "r")) {
-        char buf[256];
-        while (fgets(buf, sizeof(buf), f)) {
-            out += buf;
-        }
-        pclose(f);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) {
-        out.pop_back();
-    }
-    return out;
-}
-
-std::string git_commit() {
-    const std::string git = std::string("git -C '") + BENCH_SOURCE_DIR + "' ";
-    std::string hash = shell_output(git + "rev-parse --short HEAD 2>/dev/null");
-    if (hash.empty()) {
-        return "unknown";
-    }
-    if (!shell_output(git + "status --porcelain 2>/dev/null").empty()) {
-        hash += "-dirty";
-    }
-    return hash;
-}
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm;
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-double loadavg() {
-    double load = -1;
-    if (FILE* f = fopen("/proc/loadavg", "r")) {
-        if (fscanf(f, "%lf", &load) != 1) {
-            load = -1;
-        }
-        fclose(f);
-    }
-    return load;
 }
 
 /// percentile: nearest rank, p in (0, 1]; `sorted` ascending.

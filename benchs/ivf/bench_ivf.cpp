@@ -34,7 +34,7 @@
 #include "ivf_report.h"
 #include "ivf_scan_cost.h"
 #include "ivf_scenarios.h"
-#include "run_info.h"
+#include "common/run_info.h"
 
 #include <faiss/ccd_scheduler/Pool.h>
 #include <faiss/ccd_scheduler/Topology.h>

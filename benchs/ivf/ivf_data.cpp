@@ -1,6 +1,6 @@
 #include "ivf_data.h"
 
-#include "run_info.h"
+#include "common/run_info.h"
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFFlat.h>

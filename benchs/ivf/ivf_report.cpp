@@ -2,7 +2,7 @@
 
 #include "../pool/json_writer.h"
 #include "ivf_report_util.h"
-#include "run_info.h"
+#include "common/run_info.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 #include "ivf_scenarios.h"
 
-#include "run_info.h"
+#include "common/run_info.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

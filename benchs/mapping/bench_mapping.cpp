@@ -40,6 +40,7 @@
 #include <iostream>
 #include <string>
 #include <vector>
+#include "common/run_info.h"
 
 #ifndef BENCH_SOURCE_DIR
 #define BENCH_SOURCE_DIR "."
@@ -47,6 +48,8 @@
 
 namespace bench {
 namespace mapping {
+using namespace bench;
+
 namespace {
 
 using faiss::ccd::Topology;
@@ -85,20 +88,6 @@ void usage(const char* argv0) {
             argv0);
 }
 
-std::string shell_quote(const std::string& arg) {
-    if (!arg.empty() &&
-        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
-                              "TUVWXYZ0123456789-_./=:,+") ==
-                std::string::npos) {
-        return arg;
-    }
-    std::string q = "'";
-    for (char c : arg) {
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return q + "'";
-}
-
 bool parse_args(int argc, char** argv, Options* o) {
     for (int i = 0; i < argc; i++) {
         o->command += (i ? " " : "") + shell_quote(argv[i]);
@@ -129,45 +118,8 @@ bool parse_args(int argc, char** argv, Options* o) {
     return true;
 }
 
-std::string shell_output(const std::string& cmd) {
-    std::string out;
-    if (FILE* f = popen(cmd.c_str(), "r")) {
-        char buf[256];
-        while (fgets(buf, sizeof(buf), f)) {
-            out += buf;
-        }
-        pclose(f);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) {
-        out.pop_back();
-    }
-    return out;
-}
-
-/// git_commit: short hash, "-dirty" with uncommitted changes.
-std::string git_commit() {
-    const std::string git = std::string("git -C '") + BENCH_SOURCE_DIR + "' ";
-    std::string hash = shell_output(git + "rev-parse --short HEAD 2>/dev/null");
-    if (hash.empty()) {
-        return "unknown";
-    }
-    if (!shell_output(git + "status --porcelain 2>/dev/null").empty()) {
-        hash += "-dirty";
-    }
-    return hash;
-}
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm;
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-/// loadavg: /proc/loadavg's first three fields, "" where unknown.
-std::string loadavg() {
+/// loadavg_fields: /proc/loadavg's first three fields, "" where unknown.
+std::string loadavg_fields() {
     std::ifstream f("/proc/loadavg");
     std::string a, b, c;
     if (!(f >> a >> b >> c)) {
@@ -185,7 +137,7 @@ int main_impl(int argc, char** argv) {
     run.plan = make_plan(run.options);
     run.date = utc_now();
     run.commit = git_commit();
-    run.load_before = loadavg();
+    run.load_before = loadavg_fields();
     run.topology = Topology::from_env_or_detect().describe();
     const auto t0 = std::chrono::steady_clock::now();
     fprintf(stderr, "bench_mapping: %s\n", run.topology.c_str());
@@ -208,7 +160,7 @@ int main_impl(int argc, char** argv) {
     run.wall_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
                     .count();
-    run.load_after = loadavg();
+    run.load_after = loadavg_fields();
     run.targets = make_targets(run);
 
     const std::string md = to_markdown(run);

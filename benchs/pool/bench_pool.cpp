@@ -38,12 +38,15 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "common/run_info.h"
 
 #ifndef BENCH_SOURCE_DIR
 #define BENCH_SOURCE_DIR "."
 #endif
 
 namespace bench {
+using namespace bench;
+
 namespace {
 
 using faiss::ccd::PolicyKind;
@@ -112,21 +115,6 @@ void usage(const char* argv0) {
             argv0);
 }
 
-/// shell_quote: an argument as a shell would need it to reproduce the run.
-std::string shell_quote(const std::string& arg) {
-    if (!arg.empty() &&
-        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
-                              "TUVWXYZ0123456789-_./=:,+") ==
-                std::string::npos) {
-        return arg;
-    }
-    std::string q = "'";
-    for (char c : arg) {
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return q + "'";
-}
-
 bool parse_args(int argc, char** argv, Options* o) {
     for (int i = 0; i < argc; i++) {
         o->command += (i ? " " : "") + shell_quote(argv[i]);
@@ -154,56 +142,6 @@ bool parse_args(int argc, char** argv, Options* o) {
         }
     }
     return true;
-}
-
-std::string shell_output(const std::string& cmd) {
-    std::string out;
-    if (FILE* f = popen(cmd.c_str(), "r")) {
-        char buf[256];
-        while (fgets(buf, sizeof(buf), f)) {
-            out += buf;
-        }
-        pclose(f);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) {
-        out.pop_back();
-    }
-    return out;
-}
-
-/// git_commit: short hash of the source tree, "-dirty" when it has
-/// uncommitted changes, "unknown" outside a git checkout with a commit.
-std::string git_commit() {
-    const std::string git = std::string("git -C '") + BENCH_SOURCE_DIR + "' ";
-    std::string hash = shell_output(git + "rev-parse --short HEAD 2>/dev/null");
-    if (hash.empty()) {
-        return "unknown";
-    }
-    if (!shell_output(git + "status --porcelain 2>/dev/null").empty()) {
-        hash += "-dirty";
-    }
-    return hash;
-}
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm;
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-/// loadavg: the machine's 1-minute load average, -1 where unknown.
-double loadavg() {
-    double load = -1;
-    if (FILE* f = fopen("/proc/loadavg", "r")) {
-        if (fscanf(f, "%lf", &load) != 1) {
-            load = -1;
-        }
-        fclose(f);
-    }
-    return load;
 }
 
 double median(std::vector<double> v) {

@@ -1,8 +1,7 @@
 /**
- * run_info.h: what every bench_ivf results file records about the run
+ * run_info.h: what every benchmark's results file records about the run
  * itself: the command line, the date, the git commit of the source tree and
- * the machine's load average. Header-only; bench_pool has private copies of
- * the same helpers (a shared benchs/common/ would remove the duplication).
+ * the machine's load average. Header-only, shared by all benchs/.
  */
 
 #pragma once
@@ -19,7 +18,6 @@
 #endif
 
 namespace bench {
-namespace ivf {
 
 /// shell_quote: an argument as a shell would need it to reproduce the run.
 inline std::string shell_quote(const std::string& arg) {
@@ -109,5 +107,4 @@ inline double percentile(const std::vector<double>& sorted, double p) {
     return sorted[rank - 1];
 }
 
-} // namespace ivf
 } // namespace bench
