@@ -10,7 +10,10 @@
 #pragma once
 
 #include <faiss/ccd_scheduler/MappingId.h>
+#include <faiss/ccd_scheduler/TaskAllocator.h>
 
+#include <cstddef>
+#include <new>
 #include <utility>
 
 namespace faiss {
@@ -26,6 +29,26 @@ struct TaskNode {
             : id(id_in), group(group_in) {}
     virtual ~TaskNode() = default;
     virtual void run() = 0;
+
+    // Task nodes come from TaskAllocator's per-thread caches: the client
+    // that allocates a node is rarely the worker that frees it. The
+    // virtual destructor makes `delete node` pass the derived size.
+    static void* operator new(std::size_t size) {
+        return detail::allocate_task(size);
+    }
+    static void operator delete(void* p, std::size_t size) noexcept {
+        detail::deallocate_task(p, size);
+    }
+    // Over-aligned callables bypass the caches (blocks are 16-aligned).
+    static void* operator new(std::size_t size, std::align_val_t align) {
+        return ::operator new(size, align);
+    }
+    static void operator delete(
+            void* p,
+            std::size_t size,
+            std::align_val_t align) noexcept {
+        ::operator delete(p, size, align);
+    }
 };
 
 /// TaskOf: a TaskNode around any callable taking no argument.

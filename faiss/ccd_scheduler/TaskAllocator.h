@@ -1,0 +1,43 @@
+/**
+ * TaskAllocator: memory for TaskNodes, recycled per thread.
+ *
+ * The pool's common pattern defeats malloc's per-thread caches: a client
+ * thread allocates every task node and a worker frees it, so each side
+ * keeps going to the shared arena (perf on bench_pool's tiny tasks: 31% of
+ * the time in malloc/free and the arena lock). Here every thread owns a
+ * cache of fixed-size blocks per size class; a block remembers its owner;
+ * the owner frees into its own list, anyone else pushes the block onto the
+ * owner's remote-return stack (one CAS), and the owner takes that whole
+ * stack back with one exchange when its own list runs dry.
+ *
+ * Invariants, enforced in TaskAllocator.cpp:
+ *  - A block is in at most one list at a time, and only its owner cache
+ *    pops its lists; remote threads only push. The return stack is popped
+ *    by exchange(nullptr) of the whole stack, so Treiber's ABA cannot arise.
+ *  - Caches are never freed: a thread that exits hands its cache to the
+ *    next thread that needs one (blocks returned to it meanwhile wait on
+ *    its stack), so a block's owner pointer stays valid forever.
+ *  - Own free lists hold at most kMaxCached blocks a class; beyond that
+ *    blocks go back to malloc.
+ *
+ * Blocks larger than the biggest class, and every block under
+ * AddressSanitizer (so it still sees use-after-free of task nodes), use
+ * plain new/delete.
+ *
+ * Thread contract: allocate_task() and deallocate_task() from any thread.
+ */
+
+#pragma once
+
+#include <cstddef>
+
+namespace faiss {
+namespace ccd {
+namespace detail {
+
+void* allocate_task(std::size_t size);
+void deallocate_task(void* p, std::size_t size) noexcept;
+
+} // namespace detail
+} // namespace ccd
+} // namespace faiss
