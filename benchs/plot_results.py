@@ -57,12 +57,14 @@ def plot_pool(data, png):
     ax_lat.axhline(2.0, color="red", linestyle="--", linewidth=1,
                    label="target: parked P50 2 us")
     ax_lat.set_yscale("log")
+    top = max([r["p99_us"] for r in lat] + [2.0])
+    ax_lat.set_ylim(top=top * 30)  # room for the legend above the bars
     ax_lat.set_xticks(range(len(names)))
     ax_lat.set_xticklabels(names, rotation=20)
     ax_lat.set_title("(a) submit-to-start latency")
     ax_lat.set_ylabel("us (log)")
     ax_lat.grid(alpha=0.3, axis="y")
-    ax_lat.legend(fontsize=8)
+    ax_lat.legend(fontsize=8, ncol=2)
 
     # (b) tree: grouped bars, one group per tree size.
     tree = data["tree"]
@@ -79,12 +81,14 @@ def plot_pool(data, png):
                  width, label=name, color=colors[name],
                  hatch="//" if name == "serial" else None,
                  alpha=0.6 if name == "serial" else 1.0)
+    best = max(r["median_tasks_per_s"] for r in tree) / 1e6
+    ax_b.set_ylim(0, best * 1.45)  # room for the legend above the bars
     ax_b.set_xticks(range(len(sizes)))
     ax_b.set_xticklabels([f"{s:,} tasks" for s in sizes])
     ax_b.set_title("(b) uneven fork-join tree")
     ax_b.set_ylabel("Mtasks/s (median)")
     ax_b.grid(alpha=0.3, axis="y")
-    ax_b.legend(fontsize=8)
+    ax_b.legend(fontsize=8, ncol=3)
 
     fig.suptitle(f"bench_pool: {data['topology']}\n"
                  f"{data['command']}  ({data['date_utc']}, "

@@ -8,8 +8,10 @@
  *   contender_openmp.cpp  openmp               (GCC's libgomp tasks)
  *   contender_tbb.cpp     tbb                  (oneTBB task_group/arena)
  *
- * A contender owns its threads for its lifetime; the driver keeps only one
- * alive at a time so that idle runtimes do not compete for the cores.
+ * A contender owns its threads for its lifetime. The driver keeps all of
+ * them alive and lets them take turns, one repetition each, pausing between
+ * turns until the previous contender's threads are asleep; so idle runtimes
+ * do not compete for the cores, and outside load hits every contender alike.
  */
 
 #pragma once
