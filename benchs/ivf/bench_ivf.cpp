@@ -31,6 +31,7 @@
 
 #include "ivf_contenders.h"
 #include "ivf_data.h"
+#include "ivf_options.h"
 #include "ivf_report.h"
 #include "ivf_scan_cost.h"
 #include "ivf_scenarios.h"
@@ -65,126 +66,6 @@ using faiss::ccd::PolicyKind;
 using faiss::ccd::Pool;
 using faiss::ccd::Topology;
 
-struct Options {
-    std::string out = "benchs/results";
-    bool quick = false;
-    std::string dataset = "both";
-    size_t nb = 0; ///< 0: the plan's default
-    int rounds = 0; ///< 0: the plan's default
-    std::string topology;
-    std::string command;
-};
-
-/// Plan: the sizes of one data set's run. Default: about 2.5 min for the
-/// synthetic set and 1 min for Fashion-MNIST on 2 cores, index builds
-/// included (less once cached); --quick: a few seconds each. P999 wants
-/// >= 2000 samples per round to be more than the maximum.
-struct Plan {
-    int rounds = 2;
-    int nclients = 8;
-    size_t single_nq = 2000;
-    size_t clients_nq = 2000;
-    size_t batch_nq = 4000;
-    size_t gt_nq = 2000; ///< queries with exact ground truth
-    size_t scan_cost_nq = 200; ///< queries of the one-thread scan-cost probe
-    /// A round of the single and clients scenarios is measured in blocks,
-    /// contenders taking turns block by block (finer interleaving against
-    /// noise from other work on the machine).
-    int single_blocks = 8;
-    int clients_blocks = 4;
-    /// A block during which other work took more than noisy_share of the
-    /// machine is measured again, at most max_reruns times, while the
-    /// data set's reruns stay under rerun_budget_s seconds. Blocks shorter
-    /// than min_judged_s are never judged (/proc/stat counts 10 ms ticks).
-    double noisy_share = 0.15;
-    int max_reruns = 2;
-    double rerun_budget_s = 60;
-    double min_judged_s = 0.5;
-    int k = 100;
-};
-
-Plan make_plan(const Options& o, const std::string& dataset) {
-    Plan p;
-    if (o.quick) {
-        p.rounds = 1;
-        p.single_nq = 300;
-        p.clients_nq = 400;
-        p.batch_nq = 500;
-        p.gt_nq = 500;
-        p.single_blocks = 2; // still exercises the turn-taking
-        p.clients_blocks = 2;
-        p.max_reruns = 0;
-    } else if (dataset == "fmnist") {
-        // Cheap queries (8 lists of ~230 codes): more queries for the
-        // clients, and the ground truth of the whole test set.
-        p.clients_nq = 4000;
-        p.gt_nq = 10000;
-        p.scan_cost_nq = 800;
-    }
-    if (o.rounds > 0) {
-        p.rounds = o.rounds;
-    }
-    return p;
-}
-
-void usage(const char* argv0) {
-    fprintf(stderr,
-            "usage: %s [--out DIR] [--quick] [--dataset synthetic|fmnist|both]"
-            "\n          [--nb N] [--rounds N] [--topology SPEC]\n"
-            "  --out DIR        results directory (default benchs/results)\n"
-            "  --quick          tiny sizes, well under 30 s (smoke test)\n"
-            "  --dataset NAME   synthetic, fmnist or both (default both)\n"
-            "  --nb N           synthetic base size (default 500000; --quick"
-            " 20000)\n"
-            "  --rounds N       rounds per scenario (default 2; --quick 1)\n"
-            "  --topology SPEC  pool topology: \"auto\", \"NxM\" or CPU lists\n"
-            "                   (default: FAISS_CCD_TOPOLOGY, else hwloc)\n",
-            argv0);
-}
-
-bool parse_args(int argc, char** argv, Options* o) {
-    for (int i = 0; i < argc; i++) {
-        o->command += (i ? " " : "") + shell_quote(argv[i]);
-    }
-    for (int i = 1; i < argc; i++) {
-        const std::string a = argv[i];
-        const bool has_value = i + 1 < argc;
-        if (a == "--quick") {
-            o->quick = true;
-        } else if (a == "--out" && has_value) {
-            o->out = argv[++i];
-        } else if (a == "--dataset" && has_value) {
-            o->dataset = argv[++i];
-            if (o->dataset != "synthetic" && o->dataset != "fmnist" &&
-                o->dataset != "both") {
-                fprintf(stderr, "bench_ivf: unknown data set '%s'\n",
-                        o->dataset.c_str());
-                return false;
-            }
-        } else if (a == "--nb" && has_value) {
-            const long long nb = atoll(argv[++i]);
-            if (nb < 1000) {
-                fprintf(stderr, "bench_ivf: --nb wants a number >= 1000\n");
-                return false;
-            }
-            o->nb = size_t(nb);
-        } else if (a == "--rounds" && has_value) {
-            o->rounds = atoi(argv[++i]);
-            if (o->rounds <= 0) {
-                fprintf(stderr, "bench_ivf: --rounds wants a positive number\n");
-                return false;
-            }
-        } else if (a == "--topology" && has_value) {
-            o->topology = argv[++i];
-        } else {
-            if (a != "--help" && a != "-h") {
-                fprintf(stderr, "bench_ivf: bad argument '%s'\n", a.c_str());
-            }
-            return false;
-        }
-    }
-    return true;
-}
 
 /// kSpinRounds: idle polls before parking in the pool-ccd-spin diagnostic
 /// (~0.5 us each: tens of milliseconds, past any gap between two queries of
@@ -299,7 +180,7 @@ class Bench {
         r_.has_split = true;
         r_.scan_cost = measure_scan_cost(
                 *ds_.index, *ccd, std::min(r_.single_nq, plan_.scan_cost_nq),
-                ds_.queries.data(), plan_.k);
+                r_.batch_nq, ds_.queries.data(), plan_.k);
         r_.has_scan_cost = true;
         r_.loadavg_after = loadavg();
         r_.seconds = now_s() - start;

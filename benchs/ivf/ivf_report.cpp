@@ -206,6 +206,9 @@ std::string to_json(const DatasetResults& r) {
         j.field("ms_per_query", c.ms_per_query);
         j.field("heaps_per_query", c.tasks_per_query);
         j.field("distance_mismatch_queries", uint64_t(c.distance_mismatches));
+        j.field("coarse_cpu_ms_per_query_single", c.coarse_ms_single);
+        j.field("coarse_cpu_ms_per_query_batch", c.coarse_ms_batch);
+        j.field("coarse_batch_queries", uint64_t(c.coarse_batch_nq));
         j.end_object();
     }
 
@@ -327,10 +330,11 @@ std::string to_markdown(const DatasetResults& r) {
     for (const ScenarioRow& row : r.rows) {
         if (row.scenario == "clients") {
             const ScenarioRow* b = r.row("batch", row.contender);
-            m += fmt("| %s | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f "
+            m += fmt("| %s | %.1f | %.2f | %s | %.2f | %.2f | %.2f | %.2f "
                      "| %.2f | %s |\n",
                      row.contender.c_str(), row.qps, ratio(row.qps, cq.value),
-                     b ? ratio(row.qps, b->qps) : 0.0, row.p50, row.p99,
+                     b ? fmt("%.2f", ratio(row.qps, b->qps)).c_str() : "-",
+                     row.p50, row.p99,
                      row.p999, ratio(row.p50, c50.value),
                      ratio(row.p999, c999.value), cpu_cell(row).c_str());
         }
@@ -383,6 +387,11 @@ std::string to_markdown(const DatasetResults& r) {
                      ratio(c.ms_per_query[i], c.ms_per_query[0]),
                      c.tasks_per_query[i]);
         }
+        m += fmt("\nCoarse quantizer, process CPU per query: %.3f ms one "
+                 "query per call (%zu single queries), %.3f ms with %zu in "
+                 "one call (a batch: BLAS).\n",
+                 c.coarse_ms_single, c.queries, c.coarse_ms_batch,
+                 c.coarse_batch_nq);
     }
 
     m += "\n## Results against stock-pm0 (same scenario, same queries)\n\n";

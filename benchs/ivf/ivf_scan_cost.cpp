@@ -1,12 +1,15 @@
 #include "ivf_scan_cost.h"
 
 #include <faiss/invlists/InvertedLists.h>
+
+#include <sys/resource.h>
 #include <faiss/utils/Heap.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <thread>
 
 namespace bench {
 namespace ivf {
@@ -77,12 +80,21 @@ struct Scan {
     }
 };
 
+/// cpu_seconds: CPU time of the whole process (every thread) so far.
+double cpu_seconds() {
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+            1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 } // namespace
 
 ScanCost measure_scan_cost(
         const faiss::IndexIVF& index,
         const faiss::ccd::IndexIVFCCD& ccd,
         size_t nq,
+        size_t batch_nq,
         const float* queries,
         int k) {
     ScanCost r;
@@ -91,8 +103,28 @@ ScanCost measure_scan_cost(
     const size_t nprobe = std::min(index.nprobe, index.nlist);
     std::vector<idx_t> assign(nq * nprobe);
     std::vector<float> coarse(nq * nprobe);
-    index.quantizer->search(idx_t(nq), queries, idx_t(nprobe), coarse.data(),
-                            assign.data());
+    // Coarse quantization, one query per call, then the whole set at once.
+    // First let the threads of whatever ran before (OpenMP teams, BLAS)
+    // stop spinning: their CPU time would count as ours.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    double t0 = cpu_seconds();
+    for (size_t q = 0; q < nq; q++) {
+        index.quantizer->search(1, queries + q * index.d, idx_t(nprobe),
+                                coarse.data() + q * nprobe,
+                                assign.data() + q * nprobe);
+    }
+    const double t1 = cpu_seconds();
+    {
+        batch_nq = std::max(batch_nq, nq);
+        std::vector<idx_t> a(batch_nq * nprobe);
+        std::vector<float> c(batch_nq * nprobe);
+        index.quantizer->search(idx_t(batch_nq), queries, idx_t(nprobe),
+                                c.data(), a.data());
+    }
+    const double t2 = cpu_seconds();
+    r.coarse_ms_single = 1000 * (t1 - t0) / double(std::max<size_t>(1, nq));
+    r.coarse_ms_batch = 1000 * (t2 - t1) / double(batch_nq);
+    r.coarse_batch_nq = batch_nq;
 
     Scan scan{index, *index.invlists, SIZE_MAX, SIZE_MAX, k, {}, {}};
     scan.local_dis.resize(k);

@@ -17,6 +17,11 @@
  *                   what cannot enter the query's top k (IndexIVFCCD since
  *                   commit 7665db7)
  * L2 metric only (the data sets of bench_ivf).
+ *
+ * Also the coarse quantizer's CPU per query, one query per call for the
+ * nq queries (what a client sending single queries pays) and batch_nq
+ * queries in one call (what a batch pays: FAISS uses BLAS from 20 queries
+ * on), as process CPU time (BLAS threads included).
  */
 
 #pragma once
@@ -37,12 +42,16 @@ struct ScanCost {
     std::vector<double> ms_per_query;    ///< per variant, one thread
     std::vector<double> tasks_per_query; ///< heaps merged per query
     size_t distance_mismatches = 0;      ///< queries where a variant differs
+    double coarse_ms_single = 0; ///< quantizer CPU per query, one per call
+    double coarse_ms_batch = 0;  ///< quantizer CPU per query, one call
+    size_t coarse_batch_nq = 0;  ///< queries in that call
 };
 
 ScanCost measure_scan_cost(
         const faiss::IndexIVF& index,
         const faiss::ccd::IndexIVFCCD& ccd,
         size_t nq,
+        size_t batch_nq,
         const float* queries,
         int k);
 

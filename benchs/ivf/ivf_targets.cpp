@@ -106,8 +106,15 @@ void judge_targets(DatasetResults* r) {
                 ratio(c->qps, b->qps), c->qps, b->qps,
                 ratio(c->qps, bq.value), std::max(bq.value, b->qps)),
             fmt("%s; a batch is scanned list-major (one task per list and "
-                "32 queries), single queries one task per (query, list)",
-                cpu.c_str()));
+                "32 queries), single queries one task per (query, list)%s",
+                cpu.c_str(),
+                r->has_scan_cost
+                        ? fmt("; coarse quantization costs %.3f ms CPU per "
+                              "query one at a time, %.3f ms in a batch "
+                              "(BLAS)",
+                              r->scan_cost.coarse_ms_single,
+                              r->scan_cost.coarse_ms_batch).c_str()
+                        : ""));
         add(fmt("8 clients P50 <= 1.0x best stock (%s)", c50.who.c_str()),
             ratio(c->p50, c50.value), 1.0, true,
             fmt("%.2fx (%.2f vs %.2f ms)", ratio(c->p50, c50.value), c->p50,
