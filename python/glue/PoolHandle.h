@@ -1,0 +1,76 @@
+/**
+ * PoolHandle: what Python's faiss_ccd.Pool holds. One Pool plus, by
+ * default, the Monitor that re-places its keys as traffic drifts; every
+ * index and table searched through this handle reports its traffic to that
+ * monitor.
+ *
+ * Lifetime. The Python object that owns a PoolHandle is referenced by
+ * every Python object that searches through it, so the handle outlives
+ * them. Its destructor waits until the pool is idle (asynchronous queries
+ * still report to the monitor), then stops the monitor, then the pool.
+ *
+ * Thread contract: every method from any thread; the SWIG module calls
+ * them without the GIL.
+ */
+
+#pragma once
+
+#include <faiss/ccd_scheduler/Monitor.h>
+#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/TrafficSink.h>
+
+#include <memory>
+#include <string>
+
+namespace faiss {
+namespace ccd {
+namespace python {
+
+class PoolHandle {
+   public:
+    /// PoolHandle: `topology` "auto" (FAISS_CCD_TOPOLOGY, else hwloc) or a
+    /// spec ("4x2", "0-3;4-7"); `policy` "ccd", "flat" or "rr". With
+    /// `monitor`, a Monitor ticks every `monitor_period_s` seconds.
+    /// Throws std::invalid_argument on a bad spec, policy or period.
+    PoolHandle(
+            const std::string& topology,
+            const std::string& policy,
+            bool monitor,
+            double monitor_period_s);
+    ~PoolHandle();
+
+    PoolHandle(const PoolHandle&) = delete;
+    PoolHandle& operator=(const PoolHandle&) = delete;
+
+    std::string describe_topology() const;
+    std::string policy_name() const;
+    int num_workers() const;
+    int num_ccds() const;
+    bool has_monitor() const;
+
+    /// stats_json: a JSON object with the pool's counters (per worker and
+    /// totals), steal ratios, tasks per CCD, the placement epoch and, with a
+    /// monitor, its per-CCD traffic, imbalance and re-maps.
+    std::string stats_json() const;
+
+    /// wait_idle: block until every task submitted so far has run.
+    void wait_idle() const;
+
+    // ---- C++ side only (not wrapped)
+
+    const std::shared_ptr<Pool>& pool() const {
+        return pool_;
+    }
+    /// traffic_sink: the monitor, or nullptr without one.
+    TrafficSink* traffic_sink() const {
+        return monitor_.get();
+    }
+
+   private:
+    std::shared_ptr<Pool> pool_;
+    std::unique_ptr<Monitor> monitor_;
+};
+
+} // namespace python
+} // namespace ccd
+} // namespace faiss
