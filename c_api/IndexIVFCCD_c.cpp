@@ -1,0 +1,78 @@
+/**
+ * IndexIVFCCD_c.cpp: FaissCcdIndexIVFCCD, a faiss::ccd::IndexIVFCCD plus
+ * the references that keep its index and its pool alive.
+ */
+
+#include "IndexIVFCCD_c.h"
+#include "handles_impl.h"
+#include "macros_impl.h"
+
+#include <faiss/IndexIVFCCD.h>
+
+#include <cinttypes>
+
+struct FaissCcdIndexIVFCCD_H {
+    // Destroyed in reverse order: the wrapper before what it uses.
+    std::shared_ptr<faiss::Index> index;
+    std::shared_ptr<faiss::ccd::Pool> pool;
+    std::unique_ptr<faiss::ccd::IndexIVFCCD> ivfccd;
+};
+
+extern "C" {
+
+int faiss_ccd_IndexIVFCCD_new(
+        FaissCcdIndexIVFCCD** p_ivfccd,
+        FaissCcdIndex* index,
+        FaissCcdPool* pool,
+        uint32_t table_id) {
+    FAISS_CCD_C_CHECK_NOT_NULL(p_ivfccd);
+    *p_ivfccd = nullptr;
+    FAISS_CCD_C_CHECK_NOT_NULL(index);
+    FAISS_CCD_C_CHECK_NOT_NULL(pool);
+    // The index itself, not an IVF inside a transform or an IDMap: the
+    // wrapper searches the IVF directly and would skip what is around it.
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(index->index.get());
+    FAISS_CCD_C_CHECK_ARG(
+            ivf,
+            "the index is not a faiss::IndexIVF (e.g. \"IVF256,Flat\"; "
+            "not one wrapped in a transform or an IDMap)");
+    FAISS_CCD_C_CHECK_ARG(
+            table_id != UINT32_MAX,
+            "table_id 0xffffffff is reserved");
+    FAISS_CCD_C_TRY {
+        std::unique_ptr<FaissCcdIndexIVFCCD_H> h(new FaissCcdIndexIVFCCD_H);
+        h->index = index->index;
+        h->pool = pool->pool;
+        h->ivfccd.reset(new faiss::ccd::IndexIVFCCD(ivf, h->pool, table_id));
+        *p_ivfccd = h.release();
+    }
+    FAISS_CCD_C_CATCH_ALL;
+}
+
+int faiss_ccd_IndexIVFCCD_search(
+        const FaissCcdIndexIVFCCD* ivfccd,
+        faiss_ccd_idx_t n,
+        const float* x,
+        faiss_ccd_idx_t k,
+        float* distances,
+        faiss_ccd_idx_t* labels) {
+    FAISS_CCD_C_CHECK_NOT_NULL(ivfccd);
+    FAISS_CCD_C_CHECK_NOT_NULL(x);
+    FAISS_CCD_C_CHECK_NOT_NULL(distances);
+    FAISS_CCD_C_CHECK_NOT_NULL(labels);
+    FAISS_CCD_C_CHECK_ARG(n >= 0, "n must be >= 0 (got %" PRId64 ")", n);
+    FAISS_CCD_C_CHECK_ARG(k > 0, "k must be > 0 (got %" PRId64 ")", k);
+    FAISS_CCD_C_CHECK_ARG(
+            ivfccd->ivfccd->index->is_trained,
+            "the index is not trained (call faiss_ccd_Index_train first)");
+    FAISS_CCD_C_TRY {
+        ivfccd->ivfccd->search(n, x, k, distances, labels);
+    }
+    FAISS_CCD_C_CATCH_ALL;
+}
+
+void faiss_ccd_IndexIVFCCD_free(FaissCcdIndexIVFCCD* ivfccd) {
+    delete ivfccd;
+}
+
+} // extern "C"

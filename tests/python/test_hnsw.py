@@ -1,0 +1,163 @@
+"""faiss_ccd.HNSWTables: results equal stock faiss, futures, errors,
+lifetimes."""
+
+import concurrent.futures
+import gc
+
+import faiss
+import numpy as np
+import pytest
+
+import faiss_ccd
+from conftest import assert_same_results
+
+
+def make_hnsw(xb, description="HNSW16", ef=32):
+    index = faiss.index_factory(xb.shape[1], description)
+    index.hnsw.efSearch = ef
+    index.train(xb)  # SQ needs it; flat storage ignores it
+    index.add(xb)
+    return index
+
+
+@pytest.fixture(scope="module")
+def tables_and_indexes(data, pool):
+    xb, _ = data
+    indexes = {1: make_hnsw(xb), 2: make_hnsw(xb[::2], "HNSW8,SQ8")}
+    tables = faiss_ccd.HNSWTables(pool)
+    for table_id, index in indexes.items():
+        tables.add_table(table_id, index)
+    return tables, indexes
+
+
+@pytest.mark.parametrize("policy", faiss_ccd.POLICIES)
+def test_search_equals_stock(data, policy):
+    xb, xq = data
+    index = make_hnsw(xb)
+    tables = faiss_ccd.HNSWTables(faiss_ccd.Pool("2x1", policy))
+    tables.add_table(0, index)
+    for k in (1, 10, 50):
+        assert_same_results(*index.search(xq, k), *tables.search(0, xq, k))
+
+
+def test_many_tables(data, tables_and_indexes):
+    _, xq = data
+    tables, indexes = tables_and_indexes
+    assert tables.table_ids() == [1, 2] and len(tables) == 2 and 1 in tables
+    for table_id, index in indexes.items():
+        assert_same_results(*index.search(xq, 10),
+                            *tables.search(table_id, xq, 10))
+
+
+def test_ef_search_per_table_and_call(data, pool):
+    xb, xq = data
+    index = make_hnsw(xb, ef=64)
+    tables = faiss_ccd.HNSWTables(pool)
+    tables.add_table(3, index, ef_search=16)
+    params = faiss.SearchParametersHNSW()
+    params.efSearch = 16
+    assert_same_results(*index.search(xq, 10, params=params),
+                        *tables.search(3, xq, 10))
+    params.efSearch = 64
+    assert_same_results(*index.search(xq, 10),
+                        *tables.search(3, xq, 10, params=params))
+
+
+def test_submit_futures(data, tables_and_indexes):
+    _, xq = data
+    tables, indexes = tables_and_indexes
+    D_ref, I_ref = indexes[1].search(xq, 10)
+    one = tables.submit(1, xq[0], 10)
+    batch = tables.submit(1, xq, 10)
+    singles = [tables.submit(1, xq[i], 10) for i in range(len(xq))]
+    assert isinstance(one, concurrent.futures.Future)
+    D1, I1 = one.result(timeout=60)
+    assert D1.shape == I1.shape == (10,)
+    assert_same_results(D_ref[:1], I_ref[:1], D1[None], I1[None])
+    assert_same_results(D_ref, I_ref, *batch.result(timeout=60))
+    done, _ = concurrent.futures.wait(singles, timeout=60)
+    assert len(done) == len(xq)
+    D = np.stack([f.result()[0] for f in singles])
+    I = np.stack([f.result()[1] for f in singles])
+    assert_same_results(D_ref, I_ref, D, I)
+
+
+def test_errors(data, pool, tables_and_indexes, ivf_flat):
+    xb, xq = data
+    tables, _ = tables_and_indexes
+    with pytest.raises(TypeError):
+        faiss_ccd.HNSWTables("pool")
+    with pytest.raises(TypeError):
+        tables.add_table(9, ivf_flat)
+    with pytest.raises(TypeError):
+        tables.add_table(9, "index")
+    with pytest.raises(ValueError, match="already"):
+        tables.add_table(1, make_hnsw(xb[:100]))
+    with pytest.raises(ValueError):
+        tables.add_table(-1, make_hnsw(xb[:100]))
+    with pytest.raises(ValueError):
+        tables.add_table(9, make_hnsw(xb[:100]), ef_search=0)
+    for call in (tables.search, tables.submit):
+        with pytest.raises(KeyError):
+            call(99, xq, 5)
+        with pytest.raises(TypeError):
+            call(1, xq.astype(np.float64), 5)
+        with pytest.raises(ValueError):
+            call(1, xq[:, :3], 5)
+        with pytest.raises(ValueError):
+            call(1, xq, 0)
+        with pytest.raises(TypeError):
+            call(1, xq, 5, params=faiss.SearchParametersIVF())
+    with pytest.raises(ValueError):
+        tables.search(1, xq[0], 5)  # search takes (n, d)
+    with pytest.raises(ValueError):
+        tables.submit(1, xq[:0], 5)
+    with pytest.raises(KeyError):
+        tables.remove_table(99)
+    # Still fine afterwards.
+    assert tables.table_ids() == [1, 2]
+    assert tables.search(1, xq[:2], 3)[1].shape == (2, 3)
+
+
+def test_remove_with_queries_in_flight(data, pool):
+    xb, xq = data
+    tables = faiss_ccd.HNSWTables(pool)
+    tables.add_table(5, make_hnsw(xb))
+    futures = [tables.submit(5, xq, 10) for _ in range(5)]
+    tables.remove_table(5)  # waits for them
+    assert 5 not in tables
+    for f in futures:
+        assert f.result(timeout=60)[1].shape == (len(xq), 10)
+    with pytest.raises(KeyError):
+        tables.submit(5, xq, 10)
+
+
+def test_lifetimes(data):
+    """Dropping the user's references to the index, the pool and the tables
+    crashes nothing: what is still used stays alive."""
+    xb, xq = data
+    index = make_hnsw(xb)
+    D_ref, I_ref = index.search(xq, 10)
+    tables = faiss_ccd.HNSWTables(faiss_ccd.Pool("2x1"))
+    tables.add_table(1, index)
+    del index
+    gc.collect()
+    junk = [np.ones(10**5, np.float32) for _ in range(20)]
+    assert_same_results(D_ref, I_ref, *tables.search(1, xq, 10))
+    futures = [tables.submit(1, xq, 10) for _ in range(4)]
+    del tables, junk
+    gc.collect()
+    for f in futures:
+        assert_same_results(D_ref, I_ref, *f.result(timeout=60))
+
+
+def test_close_refuses_new_work(data, pool):
+    xb, xq = data
+    tables = faiss_ccd.HNSWTables(pool)
+    tables.add_table(1, make_hnsw(xb[:500]))
+    f = tables.submit(1, xq, 5)
+    tables.close()
+    assert f.result(timeout=60)[0].shape == (len(xq), 5)
+    with pytest.raises(RuntimeError, match="closed"):
+        tables.submit(1, xq, 5)
+    assert tables.search(1, xq, 5)[0].shape == (len(xq), 5)
