@@ -21,6 +21,11 @@ default_packages=(
     python3-numpy
     python3-pytest
     python3-matplotlib
+    python3-dev
+    python3-pip
+    python3-setuptools
+    python3-venv
+    python3-wheel
     swig
     dataset-fashion-mnist
     zlib1g-dev

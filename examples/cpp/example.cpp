@@ -1,0 +1,61 @@
+// example.cpp: IVF and HNSW search through one CCD-aware pool.
+#include <faiss/HNSWTables.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/IndexIVFCCD.h>
+#include <faiss/ccd_scheduler/Monitor.h>
+#include <faiss/index_factory.h>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <vector>
+
+int main() {
+    const int d = 32, nb = 20000, nq = 4, k = 5;
+    std::mt19937 rng(123);
+    std::uniform_real_distribution<float> uniform;
+    std::vector<float> xb(size_t(nb) * d);
+    for (float& v : xb) {
+        v = uniform(rng);
+    }
+    const float* xq = xb.data(); // the first nq vectors as queries
+
+    // An IVF index, as FAISS makes it.
+    std::unique_ptr<faiss::Index> index(faiss::index_factory(d, "IVF64,Flat"));
+    index->train(nb, xb.data());
+    index->add(nb, xb.data());
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(index.get());
+    ivf->nprobe = 8;
+
+    // One pool for the process: FAISS_CCD_TOPOLOGY, else hwloc's L3s.
+    auto pool = std::make_shared<faiss::ccd::Pool>();
+    std::printf("%s\n", pool->topology().describe().c_str());
+    faiss::ccd::Monitor monitor(*pool); // re-places keys as traffic drifts
+    monitor.start();
+
+    // IVF: one task per (query, probed list), keyed by (table 1, list).
+    faiss::ccd::IndexIVFCCD ivf_ccd(ivf, pool, /*table_id=*/1);
+    ivf_ccd.traffic_sink = &monitor;
+    std::vector<float> D(nq * k);
+    std::vector<faiss::Index::idx_t> I(nq * k);
+    ivf_ccd.search(nq, xq, k, D.data(), I.data());
+    for (int q = 0; q < nq; q++) {
+        std::printf("IVF  query %d: nearest %ld (%.3f)\n",
+                    q, long(I[q * k]), D[q * k]);
+    }
+
+    // HNSW: many tables, one task per query on its table's CCD.
+    faiss::IndexHNSWFlat hnsw(d, 16);
+    hnsw.add(nb, xb.data());
+    faiss::ccd::HNSWTables tables(pool);
+    tables.traffic_sink = &monitor;
+    tables.register_table(7, &hnsw, /*own_index=*/false);
+    tables.search(7, nq, xq, k, D.data(), I.data());
+    std::printf("HNSW query 0: nearest %ld (%.3f)\n", long(I[0]), D[0]);
+    auto future = tables.search_async(7, std::vector<float>(xq, xq + d), k);
+    std::printf("async query:  nearest %ld\n", long(future.get().labels[0]));
+    tables.unregister_table(7).wait(); // before `hnsw` goes
+
+    std::printf("%s\n", pool->stats().to_string().c_str());
+    return 0;
+}
