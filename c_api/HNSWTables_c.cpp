@@ -11,6 +11,7 @@
 #include <faiss/impl/FaissException.h>
 
 #include <cinttypes>
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <unordered_map>
@@ -137,9 +138,10 @@ int faiss_ccd_HNSWTables_search(
     FAISS_CCD_C_TRY {
         try {
             tables->tables->search(table_id, n, x, k, distances, labels);
-        } catch (const faiss::FaissException&) {
-            // Unknown id, or a table removed while the call started.
-            if (!tables->tables->has_table(table_id)) {
+        } catch (const faiss::FaissException& e) {
+            // Unknown id, or a table removed while the call started; any
+            // other error keeps its own code even if the table went away.
+            if (std::strstr(e.what(), "unknown table id") != nullptr) {
                 return faiss_ccd_c::fail(
                         FAISS_CCD_ERROR_NOT_FOUND,
                         __func__,

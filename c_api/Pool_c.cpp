@@ -11,6 +11,7 @@
 #include <faiss/ccd_scheduler/Topology.h>
 
 #include <climits>
+#include <cstring>
 #include <cstdio>
 #include <string>
 
@@ -42,9 +43,12 @@ int faiss_ccd_Pool_new(
     FAISS_CCD_C_CHECK_NOT_NULL(p_pool);
     *p_pool = nullptr;
     FAISS_CCD_C_TRY {
-        faiss::ccd::Topology topo = topology
-                ? faiss::ccd::Topology::from_string(topology)
-                : faiss::ccd::Topology::from_env_or_detect();
+        const bool automatic = topology == nullptr ||
+                std::strcmp(topology, "") == 0 ||
+                std::strcmp(topology, "auto") == 0;
+        faiss::ccd::Topology topo = automatic
+                ? faiss::ccd::Topology::from_env_or_detect()
+                : faiss::ccd::Topology::from_spec(topology);
         faiss::ccd::PolicyKind kind = policy
                 ? faiss::ccd::policy_from_name(policy)
                 : faiss::ccd::PolicyKind::ccd;

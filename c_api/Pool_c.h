@@ -49,9 +49,10 @@ typedef struct FaissCcdWorkerStats {
 
 /**
  * faiss_ccd_Pool_new: start a pool.
- *  topology  NULL: $FAISS_CCD_TOPOLOGY if set, else detected (hwloc);
- *            "auto": detected; otherwise a spec: "NxM" (N CCDs of M
- *            workers, e.g. "4x2") or CPU lists per CCD ("0-3;4-7").
+ *  topology  NULL, "" or "auto": $FAISS_CCD_TOPOLOGY if set, else
+ *            detected (hwloc L3 domains), as Python's Pool("auto");
+ *            otherwise a spec: "NxM" (N CCDs of M workers, e.g. "4x2") or
+ *            CPU lists per CCD ("0-3;4-7").
  *  policy    NULL or "ccd": CCD-aware stealing; "flat": topology-blind
  *            stealing; "rr": round-robin placement, no stealing.
  * A bad spec or policy name: FAISS_CCD_ERROR_INVALID_ARGUMENT.

@@ -1,5 +1,8 @@
 #include <faiss/IndexIVFCCD.h>
 
+#include <faiss/IndexIVFFlat.h>
+#include <faiss/IndexIVFPQR.h>
+
 #include <faiss/ccd_scheduler/Futex.h>
 #include <faiss/ccd_scheduler/TaskGroup.h>
 #include <faiss/impl/AuxIndexStructures.h>
@@ -307,6 +310,13 @@ IndexIVFCCD::IndexIVFCCD(
     } catch (const FaissException&) {
         has_scanner_ = false; // e.g. the FastScan family
     }
+    // These have scanners but search_preassigned overrides of their own
+    // (IVFPQR re-ranks with its refinement codes, IVFFlatDedup adds the
+    // duplicates of each hit): scanning lists would skip that.
+    if (dynamic_cast<IndexIVFPQR*>(index_in) ||
+        dynamic_cast<IndexIVFFlatDedup*>(index_in)) {
+        has_scanner_ = false;
+    }
     sync_from_index();
 }
 
@@ -347,7 +357,8 @@ size_t IndexIVFCCD::effective_nprobe(const SearchParameters* params) const {
 }
 
 bool IndexIVFCCD::must_fall_back(const SearchParameters* params) const {
-    if (!has_scanner_ || index->max_codes != 0) {
+    // An empty index: FAISS's own answer (-1 labels), nothing to schedule.
+    if (!has_scanner_ || index->max_codes != 0 || index->ntotal == 0) {
         return true;
     }
     if (params) {
@@ -394,8 +405,6 @@ void IndexIVFCCD::search(
             "IndexIVFCCD::search: wrapped index has d=%d, expected %d",
             int(index->d),
             int(d));
-    FAISS_THROW_IF_NOT_MSG(
-            index->ntotal > 0, "IndexIVFCCD::search: index is empty");
     const size_t nprobe = effective_nprobe(params);
     std::shared_ptr<Pool> p = pool();
     if (n == 0) {
@@ -448,8 +457,6 @@ void IndexIVFCCD::range_search(
     FAISS_THROW_IF_NOT_MSG(
             index->is_trained,
             "IndexIVFCCD::range_search: index is not trained");
-    FAISS_THROW_IF_NOT_MSG(
-            index->ntotal > 0, "IndexIVFCCD::range_search: index is empty");
     const size_t nprobe = effective_nprobe(params);
     std::shared_ptr<Pool> p = pool();
     if (must_fall_back(params)) {

@@ -25,7 +25,10 @@
  *
  * Indexes without InvertedListScanner (the FastScan family): search and
  * range_search fall back to the wrapped index's own search (FAISS's OpenMP).
- * So do searches with max_codes set, or with an IDSelector in the params.
+ * So do indexes whose search_preassigned does more than scan (IndexIVFPQR
+ * re-ranks, IndexIVFFlatDedup adds duplicates), searches of an empty index
+ * (-1 labels, as FAISS answers), with max_codes set, or with an IDSelector
+ * in the params.
  *
  * Thread contract: search() and range_search() from any number of threads
  * at once. add(), train(), reset() forward to the wrapped index and, as in
@@ -72,7 +75,8 @@ struct IndexIVFCCD : Index {
             bool own_fields = false);
     ~IndexIVFCCD() override;
 
-    /// uses_scanners: false when searches fall back to the wrapped index.
+    /// uses_scanners: false when every search falls back to the wrapped
+    /// index (no scanner, or a search_preassigned of its own).
     bool uses_scanners() const {
         return has_scanner_;
     }

@@ -41,7 +41,7 @@ int main(void) {
     CHECK(faiss_ccd_Index_add(index, NB, xb));
     CHECK(faiss_ccd_Index_set_nprobe(index, 8));
 
-    /* A pool on this machine's CCDs (NULL: detect; NULL: "ccd" policy). */
+    /* A pool: $FAISS_CCD_TOPOLOGY, else hwloc's CCDs; the "ccd" policy. */
     FaissCcdPool* pool = NULL;
     CHECK(faiss_ccd_Pool_new(&pool, NULL, NULL));
     char line[256];

@@ -28,21 +28,34 @@ class HNSWTables:
     add_table(table_id, index, ef_search=None) registers a faiss.IndexHNSW*
     object as it is (no copy) and keeps it referenced until
     remove_table(table_id) has returned, which it does once no query uses
-    the table any more. search() blocks; submit() returns a
+    the table any more; a submitted query keeps its index referenced until
+    its future is done. search() blocks; submit() returns a
     concurrent.futures.Future. Every method may be called from many Python
     threads at once (the GIL is released while C++ runs). As in FAISS, do not
     modify a registered index.
+
+    efSearch: a query uses the efSearch of its params
+    (faiss.SearchParametersHNSW), else the table's (ef_search given to
+    add_table), else the index's hnsw.efSearch when it was added; later
+    changes to index.hnsw.efSearch do not reach the table. FAISS 1.7.3 sizes
+    the search from the index's own hnsw.efSearch, so an efSearch above it
+    widens the search little or not at all (stock IndexHNSW.search alike).
     """
 
     def __init__(self, pool):
         if not isinstance(pool, Pool):
             raise TypeError(
                 f"pool must be a faiss_ccd.Pool, not {type(pool).__name__}")
-        self.pool = pool
+        self._pool = pool
         self._handle = _swig.HNSWTablesHandle(pool._handle)
         self._lock = threading.Lock()
         self._indexes = {}  # table id -> index, guarded by _lock
-        self._dispatcher = None
+        self._dispatcher = None  # guarded by _lock
+        self._closed = False  # guarded by _lock
+
+    @property
+    def pool(self):
+        return self._pool
 
     # ------------------------------------------------------------ tables
 
@@ -57,13 +70,18 @@ class HNSWTables:
             self._indexes[table_id] = index
 
     def remove_table(self, table_id):
-        """Unregister; returns once queries in flight on it are done."""
+        """Unregister; returns once queries in flight on it are done.
+        Other calls do not wait meanwhile; the id may be added again as
+        soon as this returns."""
         table_id = check_table_id(table_id)
         with self._lock:
-            if table_id not in self._indexes:
-                raise KeyError(f"unknown table id {table_id}")
-            self._handle.remove_table(table_id)
-            del self._indexes[table_id]
+            index = self._indexes.pop(table_id, None)
+        if index is None:
+            raise KeyError(f"unknown table id {table_id}")
+        # Unregisters at once, then waits (without the GIL) for queries in
+        # flight; only then may `index` be dropped.
+        self._handle.remove_table(table_id)
+        del index
 
     def table_ids(self):
         with self._lock:
@@ -118,7 +136,9 @@ class HNSWTables:
         future.set_running_or_notify_cancel()
         result = (D[0], I[0]) if one else (D, I)
         dispatcher = self._get_dispatcher()
-        ticket = dispatcher.expect(future, result, (x, D, I, params))
+        # Everything the query reads or writes stays referenced until its
+        # completion is popped, the index included.
+        ticket = dispatcher.expect(future, result, (x, D, I, params, index))
         try:
             self._handle.submit(
                 table_id, n, address(x), index.d, k, address(D), address(I),
@@ -131,13 +151,17 @@ class HNSWTables:
 
     def _get_dispatcher(self):
         with self._lock:
+            if self._closed:
+                raise RuntimeError("submit: the tables have been closed")
             if self._dispatcher is None:
                 self._dispatcher = _Dispatcher()
             return self._dispatcher
 
     def close(self):
-        """Stop accepting submit(); futures already returned complete."""
+        """Stop accepting submit(); futures already returned complete.
+        search() keeps working."""
         with self._lock:
+            self._closed = True
             if self._dispatcher is not None:
                 self._dispatcher.close()
 
@@ -206,7 +230,10 @@ def _dispatch(completions, lock, pending):
         if entry is None:
             continue
         future, result, _buffers = entry
-        if c.ok:
-            future.set_result(result)
-        else:
-            future.set_exception(RuntimeError(c.error))
+        try:
+            if c.ok:
+                future.set_result(result)
+            else:
+                future.set_exception(RuntimeError(c.error))
+        except concurrent.futures.InvalidStateError:
+            pass  # the caller cancelled or completed it: nothing to deliver

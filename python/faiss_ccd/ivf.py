@@ -6,6 +6,9 @@ Results equal the wrapped index's own search (same distances; the same
 labels except among exactly tied distances).
 """
 
+import math
+import numbers
+
 import faiss
 import numpy as np
 
@@ -19,8 +22,11 @@ class IndexIVFCCD:
     """IndexIVFCCD(index, pool, table_id=0)
 
     index: any faiss.IndexIVF* (IVFFlat, IVFPQ, IVFScalarQuantizer, ...).
-        The FastScan family has no per-list scanner: its searches run
-        FAISS's own (OpenMP) search.
+        Some run FAISS's own (OpenMP) search instead (uses_scanners is
+        False): the FastScan family, which has no per-list scanner, and
+        IVFPQR and IVFFlatDedup, whose search does more than scan lists.
+        So do searches of an empty index, with max_codes, or with an
+        IDSelector in the params.
     pool: a faiss_ccd.Pool.
     table_id: the high half of this index's task keys, 0 .. 2**32 - 2;
         give each index sharing a pool its own.
@@ -36,10 +42,19 @@ class IndexIVFCCD:
             raise TypeError(
                 f"pool must be a faiss_ccd.Pool, not {type(pool).__name__}")
         table_id = check_table_id(table_id)
-        self.index = index  # kept alive as long as this wrapper
-        self.pool = pool
+        self._index = index  # kept alive as long as this wrapper
+        self._pool = pool
         self._handle = _swig.IndexIVFCCDHandle(
             pool._handle, ivf_address, table_id)
+
+    @property
+    def index(self):
+        """The wrapped faiss index."""
+        return self._index
+
+    @property
+    def pool(self):
+        return self._pool
 
     @property
     def d(self):
@@ -88,9 +103,11 @@ def search(handle, x, k, params, D, I):
 
 
 def range_search(handle, x, thresh, params):
-    if isinstance(thresh, bool) or not isinstance(thresh, (int, float,
-                                                           np.floating)):
-        raise TypeError("thresh must be a float")
+    if isinstance(thresh, bool) or not isinstance(thresh, numbers.Real):
+        raise TypeError(
+            f"thresh must be a number, not {type(thresh).__name__}")
+    if math.isnan(thresh):
+        raise ValueError("thresh must not be NaN")
     n = x.shape[0]
     result = handle.range_search(
         n, address(x), float(thresh),

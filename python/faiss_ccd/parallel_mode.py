@@ -17,7 +17,10 @@ C++ caller (IndexIDMap, IndexShards, ...) searches the index. So:
 - another Python object for the same C++ index (faiss.downcast_index of
   a wrapper's .index) does not carry the mode;
 - a search that the pool does not do better falls back to FAISS's own:
-  empty indexes, the FastScan family, max_codes, IDSelectors.
+  empty indexes, the FastScan family, IVFPQR and IVFFlatDedup (their
+  search does more than scan lists), max_codes, IDSelectors;
+- values FAISS 1.7.3 does not know raise ValueError here (FAISS itself
+  would take them and abort at the next search).
 Everything else about the index is unchanged: any other mode, and indexes
 of other types, behave exactly as before.
 """
@@ -35,6 +38,8 @@ from .pool import get_default_pool
 
 # Beyond FAISS's modes 0-3 and its flag PARALLEL_MODE_NO_HEAP_INIT (1024).
 PARALLEL_MODE_CCD = 1 << 16
+_FAISS_MODES = (0, 1, 2, 3)
+_NO_HEAP_INIT = 1024
 
 _STATE = "_faiss_ccd_parallel_mode"
 # Table ids of indexes in the parallel mode: far from the small ids users
@@ -76,6 +81,14 @@ def _wrap_property(cpp_property):
     def set(self, value):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError("parallel_mode must be an int")
+        value = int(value)
+        if value != PARALLEL_MODE_CCD and \
+                (value & ~_NO_HEAP_INIT) not in _FAISS_MODES:
+            # FAISS 1.7.3 would take it and abort the process at search.
+            raise ValueError(
+                f"parallel_mode must be 0-3 (optionally | "
+                f"{_NO_HEAP_INIT}) or faiss_ccd.PARALLEL_MODE_CCD, "
+                f"got {value}")
         if value == PARALLEL_MODE_CCD:
             if _mode_state(self) is None:
                 self.__dict__[_STATE] = _ModeState()
@@ -88,10 +101,16 @@ def _wrap_property(cpp_property):
         "run through faiss_ccd's default pool"))
 
 
+# Searched by FAISS's own search anyway (IndexIVFCCD.uses_scanners False):
+# checked here so that they do not start a default pool for nothing.
+_FAISS_SEARCHED = (faiss.IndexIVFFastScan, faiss.IndexIVFPQR,
+                   faiss.IndexIVFFlatDedup)
+
+
 def _falls_back(index, params):
     if index.ntotal == 0:
         return True
-    if isinstance(index, faiss.IndexIVFFastScan):
+    if isinstance(index, _FAISS_SEARCHED):
         return True
     if params is not None and (getattr(params, "max_codes", 0) or
                                getattr(params, "sel", None) is not None):

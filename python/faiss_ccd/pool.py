@@ -8,6 +8,7 @@ the point: the machine is never oversubscribed.
 """
 
 import json
+import numbers
 import threading
 
 from . import swigfaiss_ccd as _swig
@@ -41,6 +42,9 @@ class Pool:
                 f"policy must be one of {POLICIES}, got {policy!r}")
         if not isinstance(monitor, bool):
             raise TypeError("monitor must be a bool")
+        if isinstance(monitor_period, bool) or \
+                not isinstance(monitor_period, numbers.Real):
+            raise TypeError("monitor_period must be a number of seconds")
         self._handle = _swig.PoolHandle(
             topology, policy, monitor, float(monitor_period))
 

@@ -73,8 +73,9 @@ struct Batch {
 } // namespace
 
 HNSWTablesHandle::HNSWTablesHandle(PoolHandle& pool)
-        : tables_(std::make_unique<HNSWTables>(pool.pool())) {
-    tables_->traffic_sink = pool.traffic_sink();
+        : core_(pool.core()),
+          tables_(std::make_unique<HNSWTables>(core_->pool)) {
+    tables_->traffic_sink = core_->monitor.get();
 }
 
 void HNSWTablesHandle::add_table(

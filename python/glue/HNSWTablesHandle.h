@@ -10,7 +10,7 @@
  * ticket's completion has been popped.
  *
  * Thread contract: every method from any thread (the SWIG module calls
- * them without the GIL). The pool handle must outlive this one.
+ * them without the GIL).
  */
 
 #pragma once
@@ -69,6 +69,7 @@ class HNSWTablesHandle {
             Completions& completions) const;
 
    private:
+    std::shared_ptr<PoolCore> core_; ///< keeps pool and monitor alive
     std::unique_ptr<HNSWTables> tables_;
 };
 

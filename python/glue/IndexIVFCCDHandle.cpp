@@ -51,12 +51,13 @@ void RangeResult::copy_to(
 IndexIVFCCDHandle::IndexIVFCCDHandle(
         PoolHandle& pool,
         uintptr_t index_address,
-        uint32_t table_id) {
+        uint32_t table_id)
+        : core_(pool.core()) {
     auto* ivf = dynamic_cast<IndexIVF*>(
             reinterpret_cast<Index*>(index_address));
     FAISS_THROW_IF_NOT_MSG(ivf, "IndexIVFCCD: index is not a faiss.IndexIVF");
-    index_ = std::make_unique<IndexIVFCCD>(ivf, pool.pool(), table_id);
-    index_->traffic_sink = pool.traffic_sink();
+    index_ = std::make_unique<IndexIVFCCD>(ivf, core_->pool, table_id);
+    index_->traffic_sink = core_->monitor.get();
 }
 
 void IndexIVFCCDHandle::search(

@@ -57,7 +57,7 @@ class RangeResult {
 class IndexIVFCCDHandle {
    public:
     /// IndexIVFCCDHandle: `index_address` must be a faiss::IndexIVF (not
-    /// owned); the pool handle must outlive this one.
+    /// owned).
     IndexIVFCCDHandle(
             PoolHandle& pool,
             uintptr_t index_address,
@@ -85,6 +85,7 @@ class IndexIVFCCDHandle {
     uint32_t table_id() const;
 
    private:
+    std::shared_ptr<PoolCore> core_; ///< keeps pool and monitor alive
     std::unique_ptr<IndexIVFCCD> index_;
 };
 

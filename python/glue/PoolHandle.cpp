@@ -52,53 +52,57 @@ PoolHandle::PoolHandle(
         const std::string& topology,
         const std::string& policy,
         bool monitor,
-        double monitor_period_s) {
+        double monitor_period_s)
+        : core_(std::make_shared<PoolCore>()) {
     if (monitor && !(monitor_period_s > 0 && monitor_period_s < 3600)) {
         throw std::invalid_argument(
                 "Pool: monitor_period must be in (0, 3600) seconds");
     }
     PolicyKind kind = policy_from_name(policy);
-    pool_ = std::make_shared<Pool>(topology_from(topology), kind);
+    core_->pool = std::make_shared<Pool>(topology_from(topology), kind);
     if (monitor) {
-        monitor_ = std::make_unique<Monitor>(*pool_);
-        monitor_->start(monitor_period_s);
+        core_->monitor = std::make_unique<Monitor>(*core_->pool);
+        core_->monitor->start(monitor_period_s);
     }
 }
 
-PoolHandle::~PoolHandle() {
+PoolCore::~PoolCore() {
+    if (!pool) {
+        return; // the constructor failed before making it
+    }
     // Queries in flight may still record into the monitor: let them finish
     // before it goes, then stop it before the pool it watches goes.
-    pool_->wait_idle();
-    monitor_.reset();
-    pool_.reset();
+    pool->wait_idle();
+    monitor.reset();
+    pool.reset();
 }
 
 std::string PoolHandle::describe_topology() const {
-    return pool_->topology().describe();
+    return core_->pool->topology().describe();
 }
 
 std::string PoolHandle::policy_name() const {
-    return ::faiss::ccd::policy_name(pool_->policy());
+    return ::faiss::ccd::policy_name(core_->pool->policy());
 }
 
 int PoolHandle::num_workers() const {
-    return pool_->num_workers();
+    return core_->pool->num_workers();
 }
 
 int PoolHandle::num_ccds() const {
-    return pool_->topology().num_ccds();
+    return core_->pool->topology().num_ccds();
 }
 
 bool PoolHandle::has_monitor() const {
-    return monitor_ != nullptr;
+    return core_->monitor != nullptr;
 }
 
 void PoolHandle::wait_idle() const {
-    pool_->wait_idle();
+    core_->pool->wait_idle();
 }
 
 std::string PoolHandle::stats_json() const {
-    const PoolStats s = pool_->stats();
+    const PoolStats s = core_->pool->stats();
     std::ostringstream out;
     out << "{\"policy\": \"" << policy_name() << "\"";
     out << ", \"num_workers\": " << num_workers();
@@ -130,8 +134,8 @@ std::string PoolHandle::stats_json() const {
             << ", \"queued\": " << w.queued << '}';
     }
     out << ']';
-    if (monitor_) {
-        const MonitorStats m = monitor_->stats();
+    if (core_->monitor) {
+        const MonitorStats m = core_->monitor->stats();
         out << ", \"monitor\": {\"ccd_traffic\": " << json_list(m.ccd_traffic)
             << ", \"imbalance\": " << json_number(m.imbalance)
             << ", \"fast_bytes\": " << m.fast_bytes

@@ -4,10 +4,13 @@
  * index and table searched through this handle reports its traffic to that
  * monitor.
  *
- * Lifetime. The Python object that owns a PoolHandle is referenced by
- * every Python object that searches through it, so the handle outlives
- * them. Its destructor waits until the pool is idle (asynchronous queries
- * still report to the monitor), then stops the monitor, then the pool.
+ * Lifetime. The pool and its monitor live in a PoolCore shared by the
+ * PoolHandle and every IndexIVFCCDHandle and HNSWTablesHandle made from it,
+ * so a search in progress keeps them alive whatever Python drops meanwhile
+ * (a default pool replaced while another thread searches through it, say).
+ * The last owner's PoolCore destructor waits until the pool is idle
+ * (asynchronous queries still report to the monitor), then stops the
+ * monitor, then the pool: no handle is left to submit more.
  *
  * Thread contract: every method from any thread; the SWIG module calls
  * them without the GIL.
@@ -26,6 +29,14 @@ namespace faiss {
 namespace ccd {
 namespace python {
 
+/// PoolCore: a pool and its optional monitor. The destructor lets the pool
+/// drain, stops the monitor, then the pool.
+struct PoolCore {
+    std::shared_ptr<Pool> pool;
+    std::unique_ptr<Monitor> monitor;
+    ~PoolCore();
+};
+
 class PoolHandle {
    public:
     /// PoolHandle: `topology` "auto" (FAISS_CCD_TOPOLOGY, else hwloc) or a
@@ -37,8 +48,6 @@ class PoolHandle {
             const std::string& policy,
             bool monitor,
             double monitor_period_s);
-    ~PoolHandle();
-
     PoolHandle(const PoolHandle&) = delete;
     PoolHandle& operator=(const PoolHandle&) = delete;
 
@@ -58,17 +67,12 @@ class PoolHandle {
 
     // ---- C++ side only (not wrapped)
 
-    const std::shared_ptr<Pool>& pool() const {
-        return pool_;
-    }
-    /// traffic_sink: the monitor, or nullptr without one.
-    TrafficSink* traffic_sink() const {
-        return monitor_.get();
+    const std::shared_ptr<PoolCore>& core() const {
+        return core_;
     }
 
    private:
-    std::shared_ptr<Pool> pool_;
-    std::unique_ptr<Monitor> monitor_;
+    std::shared_ptr<PoolCore> core_;
 };
 
 } // namespace python

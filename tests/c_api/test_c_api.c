@@ -582,18 +582,26 @@ static void test_pool_errors(void) {
     faiss_ccd_Pool_free(pool);
     faiss_ccd_Pool_free(NULL);
 
-    /* topology NULL reads FAISS_CCD_TOPOLOGY; "auto" ignores it. */
+    /* topology NULL, "" and "auto" read FAISS_CCD_TOPOLOGY (as Python's
+       Pool(topology="auto") does); a spec ignores it. */
     CHECK(setenv("FAISS_CCD_TOPOLOGY", "3x1", 1) == 0);
-    CHECK_OK(faiss_ccd_Pool_new(&pool, NULL, "rr"));
-    CHECK_OK(faiss_ccd_Pool_num_ccds(pool, &n));
-    CHECK(n == 3);
-    faiss_ccd_Pool_free(pool);
+    const char* automatic[] = {NULL, "", "auto"};
+    for (int a = 0; a < 3; a++) {
+        CHECK_OK(faiss_ccd_Pool_new(&pool, automatic[a], "rr"));
+        CHECK_OK(faiss_ccd_Pool_num_ccds(pool, &n));
+        CHECK(n == 3);
+        faiss_ccd_Pool_free(pool);
+    }
     CHECK(setenv("FAISS_CCD_TOPOLOGY", "bogus", 1) == 0);
     CHECK_INVALID(
             "FAISS_CCD_TOPOLOGY",
             faiss_ccd_Pool_new,
             (&pool, NULL, NULL));
-    CHECK_OK(faiss_ccd_Pool_new(&pool, "auto", NULL));
+    CHECK_INVALID(
+            "FAISS_CCD_TOPOLOGY",
+            faiss_ccd_Pool_new,
+            (&pool, "auto", NULL));
+    CHECK_OK(faiss_ccd_Pool_new(&pool, "1x1", NULL));
     faiss_ccd_Pool_free(pool);
     CHECK(unsetenv("FAISS_CCD_TOPOLOGY") == 0);
 }

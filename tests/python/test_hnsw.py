@@ -151,6 +151,47 @@ def test_lifetimes(data):
         assert_same_results(D_ref, I_ref, *f.result(timeout=60))
 
 
+def test_queries_keep_their_index_alive(data, pool):
+    """The pool lives on (a session fixture): dropping the tables and the
+    index with futures pending must not free the index under them."""
+    xb, xq = data
+    index = make_hnsw(xb)
+    D_ref, I_ref = index.search(xq, 10)
+    tables = faiss_ccd.HNSWTables(pool)
+    tables.add_table(1, index)
+    many = np.ascontiguousarray(np.tile(xq, (20, 1)))
+    futures = [tables.submit(1, many, 10) for _ in range(4)]
+    del tables, index
+    gc.collect()
+    junk = [np.ones(10**5, np.float32) for _ in range(50)]
+    for f in futures:
+        D, I = f.result(timeout=120)
+        assert_same_results(D_ref, I_ref, D[:len(xq)], I[:len(xq)])
+    del junk
+
+
+def test_remove_table_lets_others_run(data, pool):
+    xb, xq = data
+    tables = faiss_ccd.HNSWTables(pool)
+    tables.add_table(1, make_hnsw(xb))
+    tables.add_table(2, make_hnsw(xb[:1000]))
+    futures = [tables.submit(1, xq, 10) for _ in range(10)]
+    tables.remove_table(1)
+    tables.add_table(1, make_hnsw(xb[:500]))  # the id is free again
+    assert tables.table_ids() == [1, 2]
+    assert all(f.result(timeout=60)[0].shape == (len(xq), 10)
+               for f in futures)
+
+
+def test_close_before_any_submit(data, pool):
+    xb, xq = data
+    tables = faiss_ccd.HNSWTables(pool)
+    tables.add_table(1, make_hnsw(xb[:500]))
+    tables.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        tables.submit(1, xq, 5)
+
+
 def test_close_refuses_new_work(data, pool):
     xb, xq = data
     tables = faiss_ccd.HNSWTables(pool)

@@ -102,6 +102,62 @@ def test_range_search_equals_stock(data, pool, metric):
                                    rtol=1e-5, atol=1e-5)
 
 
+def with_owned_quantizer(cls, d, *args):
+    """faiss's Python layer does not keep these constructors' quantizer
+    alive: hand it to the index."""
+    quantizer = faiss.IndexFlatL2(d)
+    index = cls(quantizer, d, *args)
+    index.own_fields = True
+    quantizer.this.disown()
+    return index
+
+
+def make_ivfpqr(xb):
+    index = with_owned_quantizer(faiss.IndexIVFPQR, xb.shape[1], 32, 8, 4,
+                                 8, 4)
+    index.do_polysemous_training = False
+    return index
+
+
+def make_ivf_flat_dedup(xb):
+    return with_owned_quantizer(faiss.IndexIVFFlatDedup, xb.shape[1], 32)
+
+
+@pytest.mark.parametrize("make", [make_ivfpqr, make_ivf_flat_dedup])
+def test_own_search_preassigned_falls_back(data, pool, make):
+    """IVFPQR re-ranks and IVFFlatDedup adds duplicates in their own
+    search_preassigned: scanning lists would answer something else."""
+    xb, xq = data
+    index = make(xb)
+    index.train(xb)
+    index.add(np.concatenate([xb, xb[:500]]))  # duplicates for Dedup
+    index.nprobe = 8
+    wrapper = faiss_ccd.IndexIVFCCD(index, pool)
+    assert not wrapper.uses_scanners
+    D_ref, I_ref = index.search(xq, 10)
+    assert_same_results(D_ref, I_ref, *wrapper.search(xq, 10))
+    faiss_ccd.set_default_pool(pool)
+    index.parallel_mode = faiss_ccd.PARALLEL_MODE_CCD
+    try:
+        assert_same_results(D_ref, I_ref, *index.search(xq, 10))
+    finally:
+        index.parallel_mode = 0
+        faiss_ccd.set_default_pool(None)
+
+
+def test_range_search_thresholds(data, pool, ivf_flat):
+    _, xq = data
+    wrapper = faiss_ccd.IndexIVFCCD(ivf_flat, pool)
+    for thresh in (3, np.int64(3), np.float32(3.0), 3.0):
+        lims, _, _ = wrapper.range_search(xq, thresh)
+        np.testing.assert_array_equal(
+            lims, ivf_flat.range_search(xq, 3.0)[0])
+    with pytest.raises(ValueError):
+        wrapper.range_search(xq, float("nan"))
+    with pytest.raises(TypeError):
+        wrapper.range_search(xq, True)
+
+
 def test_fast_scan_falls_back_to_faiss(data, pool):
     _, xq = data
     index = make_ivf("IVF32,PQ8x4fs", data=data)
@@ -166,8 +222,13 @@ def test_cpp_errors_become_python_errors(data, pool):
     with pytest.raises(RuntimeError, match="not trained"):
         wrapper.search(xq, 5)
     index.train(xb)
-    with pytest.raises(RuntimeError, match="empty"):
-        wrapper.search(xq, 5)
+    # Empty: FAISS's own answer, -1 labels.
+    D_ref, I_ref = index.search(xq, 5)
+    D, I = wrapper.search(xq, 5)
+    assert (I == -1).all()
+    np.testing.assert_array_equal(D, D_ref)
+    lims, _, _ = wrapper.range_search(xq, 1.0)
+    assert (lims == 0).all()
     index.add(xb)
     index.nprobe = 4
     assert_same_results(*index.search(xq, 5), *wrapper.search(xq, 5))
@@ -178,6 +239,10 @@ def test_wrapper_keeps_index_and_pool_alive(data):
     index = make_ivf("IVF32,Flat", data=data)
     D_ref, I_ref = index.search(xq, 10)
     wrapper = faiss_ccd.IndexIVFCCD(index, faiss_ccd.Pool("2x1"))
+    with pytest.raises(AttributeError):
+        wrapper.pool = None  # what keeps the pool alive is not writable
+    with pytest.raises(AttributeError):
+        wrapper.index = None
     del index
     gc.collect()
     junk = [np.ones(10**5, np.float32) for _ in range(20)]  # reuse memory

@@ -1,5 +1,8 @@
 """index.parallel_mode = faiss_ccd.PARALLEL_MODE_CCD on stock indexes."""
 
+import threading
+import time
+
 import faiss
 import numpy as np
 import pytest
@@ -109,6 +112,41 @@ def test_default_pool_can_change(data, pool):
         faiss_ccd.set_default_pool("2x1")
 
 
+def test_default_pool_replaced_while_searching(data):
+    """Threads search in the mode while the main thread keeps replacing the
+    default pool: every search finishes on the pool it started with."""
+    _, xq = data
+    index = cached_ivf("IVF32,Flat")
+    index.nprobe = 8
+    D_ref, I_ref = index.search(xq, 10)
+    index.parallel_mode = faiss_ccd.PARALLEL_MODE_CCD
+    stop = threading.Event()
+    errors = []
+
+    def client():
+        try:
+            while not stop.is_set():
+                assert_same_results(D_ref, I_ref, *index.search(xq, 10))
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=client) for _ in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for i in range(30):
+            faiss_ccd.set_default_pool(
+                faiss_ccd.Pool("2x1", faiss_ccd.POLICIES[i % 3]))
+            time.sleep(0.005)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=120)
+        index.parallel_mode = 0
+        faiss_ccd.set_default_pool(None)
+    assert not errors, errors[0]
+
+
 def test_fallbacks_equal_faiss(data, default_pool):
     xb, xq = data
     # Empty index: FAISS's answer (-1 labels), not an error.
@@ -170,6 +208,13 @@ def test_mode_inputs(data, default_pool):
             index.search(xq, 0)
         with pytest.raises(TypeError):
             index.parallel_mode = "ccd"
+        # Values FAISS 1.7.3 would take and then abort the process on.
+        for bad in (4, 5, -1, faiss_ccd.PARALLEL_MODE_CCD | 1024, 1 << 17):
+            with pytest.raises(ValueError):
+                index.parallel_mode = bad
         assert index.parallel_mode == faiss_ccd.PARALLEL_MODE_CCD
+        assert_same_results(D_ref, I_ref, *index.search(xq, 10))
+        index.parallel_mode = 1024  # NO_HEAP_INIT alone is FAISS's
+        assert index.parallel_mode == 1024
     finally:
         index.parallel_mode = 0

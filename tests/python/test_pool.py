@@ -36,6 +36,8 @@ def test_auto_topology():
     (dict(policy=None), TypeError),
     (dict(monitor="yes"), TypeError),
     (dict(monitor_period=0), ValueError),
+    (dict(monitor_period="0.5"), TypeError),
+    (dict(monitor_period=float("nan")), ValueError),
     (dict(monitor_period=-1.0), ValueError),
 ])
 def test_bad_arguments(kwargs, error):
