@@ -192,11 +192,16 @@ TEST(PoolPlacement, TasksRunOnTheirCcd) {
 // and 3 are blocked; worker 3 queued S tasks in its own deque before
 // blocking; then R tasks are queued on CCD 0. Worker 2 is released: it must
 // take every S (its sibling's) before any R (a remote CCD's).
+//
+// Worker 3 queues the S tasks only once every worker sits in its blocker:
+// queued earlier, worker 2 could steal them before taking its own blocker,
+// outside the measured window (CI saw that once).
 TEST(PoolStealOrder, SiblingBeforeRemoteCcd) {
     Pool pool(Topology::from_spec("2x2"), PolicyKind::ccd);
     const int kS = 200, kR = 200;
     Gate gates[4];
     std::atomic<int> started{0};
+    std::atomic<bool> s_queued{false};
     std::atomic<int> s_left{kS};
     std::atomic<int> r_before_s_done{0};
     std::atomic<int> s_not_on_2{0};
@@ -208,7 +213,11 @@ TEST(PoolStealOrder, SiblingBeforeRemoteCcd) {
             // Each worker blocks in exactly one blocker: a second one
             // could only start after the first returns.
             ASSERT_FALSE(seen[w].exchange(true));
+            started.fetch_add(1);
             if (w == 3) {
+                while (started.load() != 4) {
+                    std::this_thread::yield();
+                }
                 for (int i = 0; i < kS; i++) {
                     pool.submit(kLocalMappingId, [&] {
                         if (pool.current_worker() != 2) {
@@ -217,12 +226,12 @@ TEST(PoolStealOrder, SiblingBeforeRemoteCcd) {
                         s_left.fetch_sub(1);
                     });
                 }
+                s_queued.store(true);
             }
-            started.fetch_add(1);
             gates[w].wait();
         });
     }
-    ASSERT_TRUE(spin_until([&] { return started.load() == 4; }));
+    ASSERT_TRUE(spin_until([&] { return s_queued.load(); }));
     const MappingId r_id = first_id_on_ccd(pool, 0);
     for (int i = 0; i < kR; i++) {
         pool.submit(r_id, [&] {
