@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+"""bench_parallel_mode.py: stock FAISS IVF search from Python against the
+same index with index.parallel_mode = faiss_ccd.PARALLEL_MODE_CCD.
+
+    PYTHONPATH=build/python /usr/bin/python3 benchs/python/bench_parallel_mode.py
+    ... --quick --out /tmp/x      # smoke run (ctest -L bench)
+
+Contenders, one index, one process, taking turns block by block (each
+round starts with another contender) so that noise hits all alike:
+  faiss       parallel_mode 0, FAISS's OpenMP with its default threads
+  faiss-omp1  parallel_mode 0, one OpenMP thread per calling thread
+  ccd         PARALLEL_MODE_CCD on faiss_ccd's default Pool("auto")
+Scenarios: batch (one call of B queries), single (one Python thread, one
+query per call), clients (T Python threads, one query per call). Writes
+python_mode.{json,md,png} to --out (default benchs/results).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
+import faiss
+import numpy as np
+
+import faiss_ccd
+
+CONTENDERS = ("faiss", "faiss-omp1", "ccd")
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def make_data(nb, d, nq, seed=1234):
+    """Gaussian blobs of lognormal sizes; queries drawn like the data."""
+    rs = np.random.RandomState(seed)
+    nblobs = 512
+    centers = rs.randn(nblobs, d).astype(np.float32) * 4
+    weights = rs.lognormal(0, 1, nblobs)
+    weights /= weights.sum()
+    xb = centers[rs.choice(nblobs, nb, p=weights)]
+    xb += rs.randn(nb, d).astype(np.float32)
+    xq = centers[rs.choice(nblobs, nq, p=weights)]
+    xq += rs.randn(nq, d).astype(np.float32)
+    return xb.astype(np.float32), xq.astype(np.float32)
+
+
+def use(index, contender):
+    """Make `index` search like `contender` in the calling thread."""
+    index.parallel_mode = (faiss_ccd.PARALLEL_MODE_CCD
+                           if contender == "ccd" else 0)
+    faiss.omp_set_num_threads(1 if contender == "faiss-omp1"
+                              else os.cpu_count())
+
+
+def percentiles(lat_s):
+    lat = np.sort(np.asarray(lat_s)) * 1e3
+    return {f"p{p}_ms": float(np.percentile(lat, q)) for p, q in
+            (("50", 50), ("99", 99), ("999", 99.9))}
+
+
+def run_single(index, xq, k, contender, n):
+    use(index, contender)
+    lat = []
+    t0 = time.perf_counter()
+    for i in range(n):
+        q = xq[i % len(xq): i % len(xq) + 1]
+        s = time.perf_counter()
+        index.search(q, k)
+        lat.append(time.perf_counter() - s)
+    return {"qps": n / (time.perf_counter() - t0), **percentiles(lat)}
+
+
+def run_clients(index, xq, k, contender, threads, n):
+    use(index, contender)  # the mode is on the index, for every thread
+    lat = [[] for _ in range(threads)]
+    barrier = threading.Barrier(threads + 1)
+
+    def client(t):
+        use_threads = 1 if contender == "faiss-omp1" else os.cpu_count()
+        faiss.omp_set_num_threads(use_threads)  # per thread in libgomp
+        barrier.wait()
+        for i in range(n):
+            j = (t * 7919 + i) % len(xq)
+            s = time.perf_counter()
+            index.search(xq[j:j + 1], k)
+            lat[t].append(time.perf_counter() - s)
+
+    workers = [threading.Thread(target=client, args=(t,))
+               for t in range(threads)]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for w in workers:
+        w.join()
+    wall = time.perf_counter() - t0
+    return {"qps": threads * n / wall, **percentiles(sum(lat, []))}
+
+
+def run_batch(index, xq, k, contender):
+    use(index, contender)
+    t0 = time.perf_counter()
+    index.search(xq, k)
+    return {"qps": len(xq) / (time.perf_counter() - t0)}
+
+
+def median_rows(samples):
+    """{contender: [dict per round]} -> {contender: dict of medians}."""
+    return {c: {key: float(np.median([r[key] for r in rounds]))
+                for key in rounds[0]} for c, rounds in samples.items()}
+
+
+def check_equal(index, xq, k):
+    """Every contender answers the same (labels; ties aside)."""
+    answers = {}
+    for c in CONTENDERS:
+        use(index, c)
+        answers[c] = index.search(xq[:500], k)
+    ref_D, ref_I = answers["faiss"]
+    return {c: float((I == ref_I).mean()) for c, (D, I) in answers.items()}
+
+
+def git_commit():
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always",
+                              "--dirty"], capture_output=True, text=True)
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def write_report(out, result):
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "python_mode.json").write_text(json.dumps(result, indent=1))
+    lines = ["# bench_parallel_mode: faiss.IndexIVF from Python", "",
+             f"- command: `{result['command']}`",
+             f"- date: {result['date']}, commit {result['commit']}, "
+             f"{result['seconds']:.0f} s",
+             f"- topology: {result['topology']}",
+             f"- load average (1 min): {result['load_before']:.2f} before, "
+             f"{result['load_after']:.2f} after",
+             f"- data: {result['data']}", f"- index: {result['index']}",
+             f"- plan: {result['plan']}",
+             f"- same labels as `faiss` on 500 queries: "
+             + ", ".join(f"{c} {v:.4f}" for c, v in result['agree'].items()),
+             ""]
+    for scenario, title in (("batch", "Batch"), ("single", "Single client"),
+                            ("clients", "Python client threads")):
+        rows = result["scenarios"][scenario]
+        best = max(rows[c]["qps"] for c in CONTENDERS if c != "ccd")
+        lines += [f"## {title} ({result['sizes'][scenario]})", "",
+                  "| contender | QPS | QPS / best faiss | P50 ms | P99 ms "
+                  "| P999 ms |", "|---|---:|---:|---:|---:|---:|"]
+        for c in CONTENDERS:
+            r = rows[c]
+            lat = " | ".join(f"{r[k]:.3f}" if k in r else "-"
+                             for k in ("p50_ms", "p99_ms", "p999_ms"))
+            lines.append(f"| {c} | {r['qps']:.0f} | {r['qps'] / best:.2f} "
+                         f"| {lat} |")
+        lines.append("")
+    (out / "python_mode.md").write_text("\n".join(lines))
+    plot(result, out / "python_mode.png")
+
+
+def plot(result, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    scenarios = ("batch", "single", "clients")
+    width = 0.27
+    for i, c in enumerate(CONTENDERS):
+        xs = [j + (i - 1) * width for j in range(len(scenarios))]
+        axes[0].bar(xs, [result["scenarios"][s][c]["qps"]
+                         for s in scenarios], width, label=c)
+    axes[0].set_xticks(range(len(scenarios)))
+    axes[0].set_xticklabels([f"{s}\n{result['sizes'][s]}"
+                             for s in scenarios], fontsize=8)
+    axes[0].set_ylabel("QPS (median of rounds)")
+    axes[0].set_title("Throughput")
+    axes[0].legend(fontsize=8)
+    for ax, s in zip(axes[1:], ("single", "clients")):
+        for i, c in enumerate(CONTENDERS):
+            r = result["scenarios"][s][c]
+            ax.bar([j + (i - 1) * width for j in range(3)],
+                   [r["p50_ms"], r["p99_ms"], r["p999_ms"]], width, label=c)
+        ax.set_xticks(range(3))
+        ax.set_xticklabels(["P50", "P99", "P999"])
+        ax.set_yscale("log")
+        ax.set_ylabel("ms (log)")
+        ax.set_title(f"Latency, {s} ({result['sizes'][s]})")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Python parallel mode vs stock FAISS - {result['topology']}",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run")
+    ap.add_argument("--out", default=str(ROOT / "benchs" / "results"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--clients", type=int, default=8)
+    args = ap.parse_args()
+    quick = args.quick
+    nb, d, nlist, nprobe, k = ((20000, 32, 128, 8, 10) if quick
+                               else (200000, 64, 1024, 16, 10))
+    nbatch, nsingle, nclient = (200, 50, 20) if quick else (4000, 1000, 250)
+    rounds = 1 if quick else args.rounds
+    started = time.time()
+    load_before = os.getloadavg()[0]
+
+    xb, xq = make_data(nb, d, max(nbatch, 1000))
+    faiss.omp_set_num_threads(os.cpu_count())
+    index = faiss.index_factory(d, f"IVF{nlist},Flat")
+    index.train(xb[:max(50 * nlist, 20000)])
+    index.add(xb)
+    index.nprobe = nprobe
+    pool = faiss_ccd.get_default_pool()
+
+    agree = check_equal(index, xq, k)
+    samples = {s: {c: [] for c in CONTENDERS}
+               for s in ("batch", "single", "clients")}
+    for r in range(rounds):
+        order = CONTENDERS[r % 3:] + CONTENDERS[:r % 3]
+        for c in order:
+            samples["batch"][c].append(run_batch(index, xq[:nbatch], k, c))
+            samples["single"][c].append(
+                run_single(index, xq, k, c, nsingle))
+            samples["clients"][c].append(
+                run_clients(index, xq, k, c, args.clients, nclient))
+    use(index, "faiss")
+
+    result = {
+        "benchmark": "python_mode",
+        "command": " ".join(["PYTHONPATH=build/python", "/usr/bin/python3",
+                             "benchs/python/bench_parallel_mode.py"]
+                            + sys.argv[1:]),
+        "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": git_commit(),
+        "seconds": time.time() - started,
+        "topology": pool.topology(),
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "data": f"{nb} x {d} gaussian blobs (512, lognormal sizes), seed 1234",
+        "index": f"IVF{nlist},Flat, nprobe {nprobe}, k {k}",
+        "plan": (f"{rounds} rounds; in a round each contender runs every "
+                 f"scenario in turn, the order rotating by round; tables "
+                 f"give the median of the rounds"),
+        "sizes": {"batch": f"{nbatch} queries",
+                  "single": f"{nsingle} queries",
+                  "clients": f"{args.clients} threads x {nclient} queries"},
+        "agree": agree,
+        "scenarios": {s: median_rows(v) for s, v in samples.items()},
+        "pool_stats": pool.stats(),
+    }
+    write_report(pathlib.Path(args.out), result)
+    print((pathlib.Path(args.out) / "python_mode.md").read_text())
+    if min(agree.values()) < 0.999:
+        print("contenders disagree", agree, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
