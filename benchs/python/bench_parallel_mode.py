@@ -204,13 +204,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run")
     ap.add_argument("--out", default=str(ROOT / "benchs" / "results"))
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--clients", type=int, default=8)
     args = ap.parse_args()
     quick = args.quick
     nb, d, nlist, nprobe, k = ((20000, 32, 128, 8, 10) if quick
                                else (200000, 64, 1024, 16, 10))
-    nbatch, nsingle, nclient = (200, 50, 20) if quick else (4000, 1000, 250)
+    nbatch, nsingle, nclient = (200, 50, 20) if quick else (4000, 2000, 500)
     rounds = 1 if quick else args.rounds
     started = time.time()
     load_before = os.getloadavg()[0]
