@@ -16,9 +16,10 @@ C++ caller (IndexIDMap, IndexShards, ...) searches the index. So:
   search, as before;
 - another Python object for the same C++ index (faiss.downcast_index of
   a wrapper's .index) does not carry the mode;
-- a search that the pool does not do better falls back to FAISS's own:
-  empty indexes, the FastScan family, IVFPQR and IVFFlatDedup (their
-  search does more than scan lists), max_codes, IDSelectors;
+- a search that the pool does not do falls back to FAISS's own (decided
+  by IndexIVFCCD, as for the explicit form): empty indexes, the FastScan
+  family, IVFPQR and IVFFlatDedup (their search does more than scan
+  lists), max_codes, IDSelectors;
 - values FAISS 1.7.3 does not know raise ValueError here (FAISS itself
   would take them and abort at the next search).
 Everything else about the index is unchanged: any other mode, and indexes
@@ -101,23 +102,6 @@ def _wrap_property(cpp_property):
         "run through faiss_ccd's default pool"))
 
 
-# Searched by FAISS's own search anyway (IndexIVFCCD.uses_scanners False):
-# checked here so that they do not start a default pool for nothing.
-_FAISS_SEARCHED = (faiss.IndexIVFFastScan, faiss.IndexIVFPQR,
-                   faiss.IndexIVFFlatDedup)
-
-
-def _falls_back(index, params):
-    if index.ntotal == 0:
-        return True
-    if isinstance(index, _FAISS_SEARCHED):
-        return True
-    if params is not None and (getattr(params, "max_codes", 0) or
-                               getattr(params, "sel", None) is not None):
-        return True
-    return index.max_codes != 0
-
-
 def _queries(index, x):
     """FAISS's own search converts its input; so does the mode."""
     x = np.ascontiguousarray(x, dtype=np.float32)
@@ -130,7 +114,7 @@ def _queries(index, x):
 def _wrap_search(faiss_search):
     def search(self, x, k, *, params=None, D=None, I=None):
         state = _mode_state(self)
-        if state is None or _falls_back(self, params):
+        if state is None:
             return faiss_search(self, x, k, params=params, D=D, I=I)
         handle = state.handle_for(self, get_default_pool())
         return ivf.search(handle, _queries(self, x), check_k(k), params, D, I)
@@ -143,7 +127,7 @@ def _wrap_search(faiss_search):
 def _wrap_range_search(faiss_range_search):
     def range_search(self, x, thresh, *, params=None):
         state = _mode_state(self)
-        if state is None or _falls_back(self, params):
+        if state is None:
             return faiss_range_search(self, x, thresh, params=params)
         handle = state.handle_for(self, get_default_pool())
         return ivf.range_search(handle, _queries(self, x), thresh, params)
