@@ -148,7 +148,7 @@ def plot_mapping(data, png):
     plot_bare(axes[1][2], data["submit"])
     fig.suptitle(f"bench_mapping: {data['topology']}\n"
                  f"{data['command']}  ({data['date_utc']}, commit "
-                 f"{data['git_commit']}, loadavg {data['loadavg_before']})",
+                 f"{data['git_commit']}, loadavg {data['loadavg_before']:.2f})",
                  fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=100)

@@ -1,16 +1,21 @@
 /**
  * run_info.h: what every benchmark's results file records about the run
- * itself: the command line, the date, the git commit of the source tree and
- * the machine's load average. Header-only, shared by all benchs/.
+ * itself (RunInfo: the command line, the date, the git commit of the source
+ * tree, the topology, the machine's load average), and small statistics
+ * helpers. Header-only, shared by all benchs/.
  */
 
 #pragma once
+
+#include "common/json_writer.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #ifndef BENCH_SOURCE_DIR
@@ -106,5 +111,80 @@ inline double percentile(const std::vector<double>& sorted, double p) {
     rank = std::min(std::max(rank, size_t(1)), sorted.size());
     return sorted[rank - 1];
 }
+
+/// command_line: argv, shell-quoted, so that the run can be repeated.
+inline std::string command_line(int argc, char** argv) {
+    std::string command;
+    for (int i = 0; i < argc; i++) {
+        command += (i ? " " : "") + shell_quote(argv[i]);
+    }
+    return command;
+}
+
+/// RunInfo: where, when and how a benchmark ran; the head of every results
+/// file, JSON and markdown alike. begin() and end() bracket the run.
+struct RunInfo {
+    std::string command;    ///< command_line(): the run again
+    std::string date_utc;   ///< when begin() ran
+    std::string git_commit; ///< git_commit() of the source tree
+    unsigned hardware_concurrency = 0;
+    std::string topology;      ///< the pool's topology, described
+    std::string topology_note; ///< how it was found (hwloc, spec, ...)
+    bool quick = false;
+    /// 1-minute load average before and after the run (-1: unknown): other
+    /// work on the machine shows up directly in the numbers.
+    double loadavg_before = -1, loadavg_after = -1;
+    double seconds = 0; ///< wall time from begin() to end()
+
+    void begin(std::string command_in, bool quick_in) {
+        command = std::move(command_in);
+        quick = quick_in;
+        date_utc = utc_now();
+        git_commit = ::bench::git_commit();
+        hardware_concurrency =
+                std::max(1u, std::thread::hardware_concurrency());
+        loadavg_before = loadavg();
+        start_s_ = now_s();
+    }
+
+    void end() {
+        loadavg_after = loadavg();
+        seconds = now_s() - start_s_;
+    }
+
+    /// write_json: the fields, into the object `j` is writing.
+    void write_json(JsonWriter& j) const {
+        j.field("command", command);
+        j.field("date_utc", date_utc);
+        j.field("git_commit", git_commit);
+        j.field("hardware_concurrency", int(hardware_concurrency));
+        j.field("topology", topology);
+        j.field("topology_note", topology_note);
+        j.field("quick", quick);
+        j.field("loadavg_before", loadavg_before);
+        j.field("loadavg_after", loadavg_after);
+        j.field("seconds", seconds);
+    }
+
+    /// markdown: the "- command / date / topology / load" lines.
+    std::string markdown() const {
+        char buf[256];
+        std::string m = "- command: `" + command + "`\n";
+        std::snprintf(buf, sizeof(buf), ", %u hardware threads, %.0f s%s\n",
+                      hardware_concurrency, seconds,
+                      quick ? " (--quick)" : "");
+        m += "- date: " + date_utc + ", commit " + git_commit + buf;
+        m += "- topology: " + topology +
+                (topology_note.empty() ? "" : " (" + topology_note + ")") +
+                "\n";
+        std::snprintf(buf, sizeof(buf),
+                      "- load average (1 min): %.2f before, %.2f after\n",
+                      loadavg_before, loadavg_after);
+        return m + buf;
+    }
+
+   private:
+    double start_s_ = 0;
+};
 
 } // namespace bench

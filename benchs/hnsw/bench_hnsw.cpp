@@ -111,9 +111,7 @@ std::vector<std::string> split(const std::string& s) {
 
 bool parse_args(int argc, char** argv, Options* o) {
     o->workload.cache_dir = std::string(BENCH_BINARY_DIR) + "/hnsw_cache";
-    for (int i = 0; i < argc; i++) {
-        o->command += (i ? " " : "") + std::string(argv[i]);
-    }
+    o->command = command_line(argc, argv);
     bool scale_given = false;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
@@ -445,8 +443,7 @@ int main_impl(int argc, char** argv) {
         usage();
         return 2;
     }
-    const auto start = Clock::now();
-    const double load_before = loadavg();
+    b.res.run.begin(b.o.command, b.o.quick);
     fprintf(stderr,
             "bench_hnsw: building %d tables (cache: %s)\n",
             b.o.workload.num_tables,
@@ -484,17 +481,11 @@ int main_impl(int argc, char** argv) {
     }
 
     Results& res = b.res;
-    res.command = b.o.command;
-    res.date_utc = utc_now();
-    res.git_commit = git_commit();
-    res.topology_real = Topology::detect().describe();
+    const Topology real = Topology::detect();
+    res.run.topology = real.describe();
+    res.run.topology_note = real.note();
+    res.run.end();
     res.note = b.w.note;
-    res.hardware_concurrency = int(std::thread::hardware_concurrency());
-    res.loadavg_before = load_before;
-    res.loadavg_after = loadavg();
-    res.seconds_total =
-            std::chrono::duration<double>(Clock::now() - start).count();
-    res.quick = b.o.quick;
     res.workload = b.o.workload;
     res.clients = b.o.clients;
     res.topologies = b.o.topologies;

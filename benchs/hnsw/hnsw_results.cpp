@@ -1,6 +1,6 @@
 #include "hnsw/hnsw_results.h"
 
-#include "pool/json_writer.h"
+#include "common/json_writer.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -155,17 +155,9 @@ std::vector<Target> judge(const Results& res) {
 std::string to_json(const Results& res, const std::vector<Target>& targets) {
     JsonWriter j;
     j.begin_object();
-    j.field("benchmark", "bench_hnsw")
-            .field("command", res.command)
-            .field("date_utc", res.date_utc)
-            .field("git_commit", res.git_commit)
-            .field("hardware_concurrency", res.hardware_concurrency)
-            .field("topology_real", res.topology_real)
-            .field("loadavg_before", res.loadavg_before)
-            .field("loadavg_after", res.loadavg_after)
-            .field("seconds_total", res.seconds_total)
-            .field("note", res.note)
-            .field("quick", res.quick)
+    j.field("benchmark", "bench_hnsw");
+    res.run.write_json(j);
+    j.field("note", res.note)
             .field("scale", res.workload.scale)
             .field("M", res.workload.M)
             .field("ef_construction", res.workload.ef_construction)
@@ -241,16 +233,7 @@ std::string to_markdown(
         const std::vector<Target>& targets) {
     std::ostringstream m;
     m << "# bench_hnsw\n\n";
-    m << "- command: `" << res.command << "`\n";
-    m << "- date: " << res.date_utc << ", commit " << res.git_commit
-      << ", hardware_concurrency " << res.hardware_concurrency << ", "
-      << fmt("%.0f s", res.seconds_total) << "\n";
-    m << "- real topology: " << res.topology_real << "\n";
-    m << "- machine load (1-min average): "
-      << fmt("%.2f before the run, %.2f after it (its own threads included)",
-             res.loadavg_before,
-             res.loadavg_after)
-      << "\n";
+    m << res.run.markdown();
     m << "- answers checked against IndexHNSW::search for the first "
       << res.checked << " queries of every contender: "
       << (res.failures.empty() ? "all equal" : "FAILED") << "\n\n";

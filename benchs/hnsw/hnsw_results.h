@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "common/run_info.h"
 #include "hnsw/hnsw_workload.h"
 
 #include <faiss/ccd_scheduler/PoolStats.h>
@@ -46,19 +47,10 @@ struct Target {
 };
 
 struct Results {
-    std::string command;
-    std::string date_utc;
-    std::string git_commit;
-    std::string topology_real;
+    RunInfo run; ///< topology: the real one (runs also use emulated ones)
     std::string note; ///< from the workload (e.g. no Fashion-MNIST)
-    int hardware_concurrency = 0;
-    /// 1-minute load average before and after the run (-1: unknown):
-    /// other work on the machine shows up directly in the numbers.
-    double loadavg_before = -1, loadavg_after = -1;
-    double seconds_total = 0;
 
     // The plan that was run.
-    bool quick = false;
     WorkloadConfig workload;
     std::vector<int> clients;
     std::vector<std::string> topologies;

@@ -101,17 +101,13 @@ class Bench {
                 make_pool("pool-ccd-spin", ds.index.get(), pools[2], true,
                           kSpinRounds));
 
-        r_.command = o.command;
-        r_.date_utc = utc_now();
-        r_.git_commit = git_commit();
-        r_.topology = topology.describe();
-        r_.topology_note = topology.note();
-        r_.hardware_concurrency = unsigned(hw);
+        r_.run.begin(o.command, o.quick);
+        r_.run.topology = topology.describe();
+        r_.run.topology_note = topology.note();
         for (int c = 0; c < topology.num_ccds(); c++) {
             r_.max_workers_per_ccd =
                     std::max(r_.max_workers_per_ccd, topology.ccd_size(c));
         }
-        r_.quick = o.quick;
         r_.dataset = ds.name;
         r_.description = ds.description;
         r_.d = ds.d;
@@ -149,8 +145,6 @@ class Bench {
     }
 
     DatasetResults run() {
-        const double start = now_s();
-        r_.loadavg_before = loadavg();
         const Workload w{ds_.queries.data(), ds_.d, 0,
                          std::min<size_t>(ds_.nq, 200), plan_.k};
         for (const auto& c : contenders_) {
@@ -182,8 +176,7 @@ class Bench {
                 *ds_.index, *ccd, std::min(r_.single_nq, plan_.scan_cost_nq),
                 r_.batch_nq, ds_.queries.data(), plan_.k);
         r_.has_scan_cost = true;
-        r_.loadavg_after = loadavg();
-        r_.seconds = now_s() - start;
+        r_.run.end();
         judge_targets(&r_);
         return std::move(r_);
     }

@@ -48,9 +48,7 @@ void usage(const char* argv0) {
 }
 
 bool parse_args(int argc, char** argv, Options* o) {
-    for (int i = 0; i < argc; i++) {
-        o->command += (i ? " " : "") + shell_quote(argv[i]);
-    }
+    o->command = command_line(argc, argv);
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;

@@ -1,6 +1,6 @@
 #include "ivf_report.h"
 
-#include "../pool/json_writer.h"
+#include "common/json_writer.h"
 #include "ivf_report_util.h"
 #include "common/run_info.h"
 
@@ -67,17 +67,8 @@ std::string to_json(const DatasetResults& r) {
     j.begin_object();
     j.field("benchmark", "ivf");
     j.field("dataset", r.dataset);
-    j.field("command", r.command);
-    j.field("date_utc", r.date_utc);
-    j.field("git_commit", r.git_commit);
-    j.field("topology", r.topology);
-    j.field("topology_note", r.topology_note);
-    j.field("hardware_concurrency", int(r.hardware_concurrency));
+    r.run.write_json(j);
     j.field("max_workers_per_ccd", r.max_workers_per_ccd);
-    j.field("quick", r.quick);
-    j.field("loadavg_before", r.loadavg_before);
-    j.field("loadavg_after", r.loadavg_after);
-    j.field("seconds", r.seconds);
 
     j.key("data").begin_object();
     j.field("description", r.description);
@@ -245,14 +236,7 @@ std::string cpu_cell(const ScenarioRow& row) {
 std::string to_markdown(const DatasetResults& r) {
     std::string m;
     m += "# bench_ivf: " + r.dataset + "\n\n";
-    m += "- command: `" + r.command + "`\n";
-    m += "- date: " + r.date_utc + ", commit " + r.git_commit + ", " +
-            fmt("%.0f s", r.seconds) + (r.quick ? " (--quick)" : "") + "\n";
-    m += "- topology: " + r.topology +
-            (r.topology_note.empty() ? "" : " (" + r.topology_note + ")") +
-            "\n";
-    m += fmt("- load average (1 min): %.2f before, %.2f after\n",
-             r.loadavg_before, r.loadavg_after);
+    m += r.run.markdown();
     m += "- data: " + r.description + "\n";
     m += fmt("- index: IVF%zu,Flat over %zu x %d, nprobe %zu, k %d; lists: "
              "avg %.0f, max %zu (%.1fx avg), largest 1%% hold %.0f%% of "

@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "common/run_info.h"
 #include "ivf_contenders.h"
 #include "ivf_data.h"
 #include "ivf_scan_cost.h"
@@ -56,12 +57,8 @@ struct TargetCheck {
 
 struct DatasetResults {
     // The run.
-    std::string command, date_utc, git_commit, topology, topology_note;
-    unsigned hardware_concurrency = 0;
+    RunInfo run;
     int max_workers_per_ccd = 0; ///< 1: no CCD siblings to steal from
-    bool quick = false;
-    double loadavg_before = -1, loadavg_after = -1;
-    double seconds = 0;
 
     // The data set.
     std::string dataset, description;

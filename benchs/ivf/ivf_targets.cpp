@@ -23,7 +23,7 @@ void judge_targets(DatasetResults* r) {
     const Best c999 = best_stock(*r, "clients", &ScenarioRow::p999, false);
     const Best bq = best_stock(*r, "batch", &ScenarioRow::qps, true);
     const ScenarioRow* one_thread = r->row("single", "stock-pm0");
-    const double workers = double(r->hardware_concurrency);
+    const double workers = double(r->run.hardware_concurrency);
     std::string scan;
     if (r->has_scan_cost && r->scan_cost.ms_per_query.size() == 4) {
         const ScanCost& c = r->scan_cost;
@@ -94,7 +94,7 @@ void judge_targets(DatasetResults* r) {
                 "average %.2f before, %.2f after)",
                 name, ratio(s->p999, s->p50), s999.who.c_str(),
                 ratio(s999.value, r->row("single", s999.who)->p50),
-                r->loadavg_before, r->loadavg_after));
+                r->run.loadavg_before, r->run.loadavg_after));
         add(fmt("8 clients QPS >= 1.0x best stock (%s)", cq.who.c_str()),
             ratio(c->qps, cq.value), 1.0, false,
             fmt("%.2fx (%.1f vs %.1f QPS)", ratio(c->qps, cq.value), c->qps,

@@ -30,7 +30,6 @@
 
 #include <faiss/ccd_scheduler/Topology.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -89,9 +88,7 @@ void usage(const char* argv0) {
 }
 
 bool parse_args(int argc, char** argv, Options* o) {
-    for (int i = 0; i < argc; i++) {
-        o->command += (i ? " " : "") + shell_quote(argv[i]);
-    }
+    o->command = command_line(argc, argv);
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -118,16 +115,6 @@ bool parse_args(int argc, char** argv, Options* o) {
     return true;
 }
 
-/// loadavg_fields: /proc/loadavg's first three fields, "" where unknown.
-std::string loadavg_fields() {
-    std::ifstream f("/proc/loadavg");
-    std::string a, b, c;
-    if (!(f >> a >> b >> c)) {
-        return "";
-    }
-    return a + " " + b + " " + c;
-}
-
 int main_impl(int argc, char** argv) {
     Run run;
     if (!parse_args(argc, argv, &run.options)) {
@@ -135,12 +122,11 @@ int main_impl(int argc, char** argv) {
         return 2;
     }
     run.plan = make_plan(run.options);
-    run.date = utc_now();
-    run.commit = git_commit();
-    run.load_before = loadavg_fields();
-    run.topology = Topology::from_env_or_detect().describe();
-    const auto t0 = std::chrono::steady_clock::now();
-    fprintf(stderr, "bench_mapping: %s\n", run.topology.c_str());
+    run.info.begin(run.options.command, run.options.quick);
+    const Topology submit_topology = Topology::from_env_or_detect();
+    run.info.topology = submit_topology.describe();
+    run.info.topology_note = submit_topology.note();
+    fprintf(stderr, "bench_mapping: %s\n", run.info.topology.c_str());
 
     for (const std::string& spec : run.plan.topologies) {
         DriftPlan dp = run.plan.drift;
@@ -157,10 +143,7 @@ int main_impl(int argc, char** argv) {
     fprintf(stderr, "bench_mapping: (3) submit path...\n");
     run.submit = run_submit_path(run.plan.submit);
     run.consistent = run.consistent && run.submit.checks_ok;
-    run.wall_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-                    .count();
-    run.load_after = loadavg_fields();
+    run.info.end();
     run.targets = make_targets(run);
 
     const std::string md = to_markdown(run);

@@ -1,13 +1,12 @@
 #include "report.h"
 
-#include "pool/json_writer.h"
+#include "common/json_writer.h"
 
 #include <faiss/ccd_scheduler/Monitor.h>
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <thread>
 #include <utility>
 
 namespace bench {
@@ -186,15 +185,7 @@ std::string to_json(const Run& run) {
     JsonWriter j;
     j.begin_object();
     j.field("benchmark", "mapping");
-    j.field("command", run.options.command);
-    j.field("date_utc", run.date);
-    j.field("git_commit", run.commit);
-    j.field("topology", run.topology);
-    j.field("hardware_concurrency", int(std::thread::hardware_concurrency()));
-    j.field("loadavg_before", run.load_before);
-    j.field("loadavg_after", run.load_after);
-    j.field("wall_s", run.wall_s);
-    j.field("quick", run.options.quick);
+    run.info.write_json(j);
     j.field("consistent", run.consistent);
 
     const Plan& p = run.plan;
@@ -366,13 +357,7 @@ std::string to_markdown(const Run& run) {
     const Plan& p = run.plan;
     const WorkloadConfig& wc = p.drift.workload;
     md << "# bench_mapping\n\n";
-    md << "- command: `" << run.options.command << "`\n";
-    md << "- date: " << run.date << ", commit " << run.commit
-       << ", hardware_concurrency " << std::thread::hardware_concurrency()
-       << ", " << fmt("%.0f", run.wall_s) << " s\n";
-    md << "- topology (submit path): " << run.topology << "\n";
-    md << "- /proc/loadavg: " << run.load_before << " before, "
-       << run.load_after << " after\n";
+    md << run.info.markdown();
     md << "- consistency checks: " << (run.consistent ? "passed" : "**FAILED**")
        << "\n\n";
 

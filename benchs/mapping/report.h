@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "common/run_info.h"
 #include "costs.h"
 #include "drift.h"
 
@@ -48,11 +49,7 @@ struct Target {
 struct Run {
     Options options;
     Plan plan;
-    std::string date;
-    std::string commit;
-    std::string topology; ///< the real one (submit path)
-    std::string load_before, load_after;
-    double wall_s = 0;
+    RunInfo info; ///< topology: the one of the submit path
     std::vector<DriftResult> drift;
     BuildResult build;
     SubmitResult submit;

@@ -116,9 +116,7 @@ void usage(const char* argv0) {
 }
 
 bool parse_args(int argc, char** argv, Options* o) {
-    for (int i = 0; i < argc; i++) {
-        o->command += (i ? " " : "") + shell_quote(argv[i]);
-    }
+    o->command = command_line(argc, argv);
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -167,13 +165,9 @@ class Bench {
             : plan_(make_plan(options)),
               topology_(topology),
               hw_(std::max(1u, std::thread::hardware_concurrency())) {
-        r_.command = options.command;
-        r_.date_utc = utc_now();
-        r_.git_commit = git_commit();
-        r_.hardware_concurrency = hw_;
-        r_.topology = topology.describe();
-        r_.topology_note = topology.note();
-        r_.quick = options.quick;
+        r_.run.begin(options.command, options.quick);
+        r_.run.topology = topology.describe();
+        r_.run.topology_note = topology.note();
         r_.tasks_per_submitter = plan_.tasks_per_submitter;
         r_.max_submitters = plan_.max_submitters;
         r_.throughput_reps = plan_.throughput_reps;
@@ -184,8 +178,6 @@ class Bench {
     }
 
     Results run() {
-        const int64_t start = now_ns();
-        r_.loadavg_before = loadavg();
         // Every contender lives for the whole run; they take turns, one
         // repetition each, so that load from elsewhere on the machine hits
         // all of them alike. Between turns the previous one's idle threads
@@ -201,8 +193,7 @@ class Bench {
         tree();
         judge_targets();
         contenders_.clear();
-        r_.seconds = double(now_ns() - start) * 1e-9;
-        r_.loadavg_after = loadavg();
+        r_.run.end();
         return r_;
     }
 

@@ -1,6 +1,6 @@
 #include "results.h"
 
-#include "json_writer.h"
+#include "common/json_writer.h"
 
 #include <cstdio>
 #include <sstream>
@@ -75,16 +75,7 @@ std::string to_json(const Results& r) {
     JsonWriter j;
     j.begin_object();
     j.field("benchmark", "pool");
-    j.field("command", r.command);
-    j.field("date_utc", r.date_utc);
-    j.field("git_commit", r.git_commit);
-    j.field("hardware_concurrency", int(r.hardware_concurrency));
-    j.field("topology", r.topology);
-    j.field("topology_note", r.topology_note);
-    j.field("quick", r.quick);
-    j.field("loadavg_before", r.loadavg_before);
-    j.field("loadavg_after", r.loadavg_after);
-    j.field("seconds", r.seconds);
+    r.run.write_json(j);
 
     j.key("plan").begin_object();
     j.field("tasks_per_submitter", r.tasks_per_submitter);
@@ -172,14 +163,7 @@ std::string to_json(const Results& r) {
 std::string to_markdown(const Results& r) {
     std::ostringstream md;
     md << "# bench_pool\n\n";
-    md << "- command: `" << r.command << "`\n";
-    md << "- date: " << r.date_utc << ", commit " << r.git_commit
-       << ", hardware_concurrency " << r.hardware_concurrency << ", "
-       << fmt("%.0f", r.seconds) << " s\n";
-    md << "- topology: " << r.topology << "\n";
-    md << "- machine load (1-min average): " << fmt("%.2f", r.loadavg_before)
-       << " before the run, " << fmt("%.2f", r.loadavg_after)
-       << " after it (its own threads included)\n";
+    md << r.run.markdown();
     md << "- exactly-once check: "
        << (r.failures.empty()
                    ? "passed for every run"

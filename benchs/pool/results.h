@@ -7,6 +7,8 @@
 
 #include <faiss/ccd_scheduler/PoolStats.h>
 
+#include "common/run_info.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,17 +60,7 @@ struct Target {
 };
 
 struct Results {
-    std::string command;
-    std::string date_utc;
-    std::string git_commit;
-    unsigned hardware_concurrency = 0;
-    std::string topology;
-    std::string topology_note;
-    bool quick = false;
-    /// 1-minute load average of the machine before and after the run (from
-    /// /proc/loadavg; -1 where unknown): other work on the machine shows up
-    /// directly in the numbers.
-    double loadavg_before = -1, loadavg_after = -1;
+    RunInfo run;
 
     // The plan that was run.
     int64_t tasks_per_submitter = 0;

@@ -1,5 +1,5 @@
 /**
- * JsonWriter: a small streaming JSON writer, enough for bench_pool's
+ * JsonWriter: a small streaming JSON writer, enough for the benchmarks'
  * results (objects, arrays, strings, numbers, booleans). It tracks commas
  * and indentation; the caller keeps begin/end calls balanced.
  */
