@@ -96,17 +96,23 @@ inline double now_s() {
             .count();
 }
 
-inline double median(std::vector<double> v) {
+/// median: of the values; `if_empty` when there are none.
+inline double median(std::vector<double> v, double if_empty = 0) {
     if (v.empty()) {
-        return 0;
+        return if_empty;
     }
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// percentile: nearest rank, p in (0, 1]; `sorted` ascending, not empty.
-inline double percentile(const std::vector<double>& sorted, double p) {
+/// percentile: nearest rank, p in (0, 1]; `sorted` ascending; 0 when
+/// empty. The rank rounds up, forgiving p * n a hair above an integer.
+template <class T>
+double percentile(const std::vector<T>& sorted, double p) {
+    if (sorted.empty()) {
+        return 0;
+    }
     size_t rank = size_t(p * double(sorted.size()) + 0.999999);
     rank = std::min(std::max(rank, size_t(1)), sorted.size());
     return sorted[rank - 1];

@@ -185,16 +185,6 @@ bool parse_args(int argc, char** argv, Options* o) {
     return !o->clients.empty() && !o->topologies.empty() && o->seconds > 0;
 }
 
-/// percentile: nearest rank, p in (0, 1]; `sorted` ascending.
-double percentile(const std::vector<float>& sorted, double p) {
-    if (sorted.empty()) {
-        return 0;
-    }
-    size_t rank = size_t(std::ceil(p * double(sorted.size())));
-    rank = std::min(std::max(rank, size_t(1)), sorted.size());
-    return sorted[rank - 1];
-}
-
 /// Contender: a pool policy and whether the placement monitor and the
 /// tuned cross-CCD threshold are on.
 struct Contender {

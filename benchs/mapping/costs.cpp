@@ -1,5 +1,7 @@
 #include "costs.h"
 
+#include "common/run_info.h"
+
 #include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/Monitor.h>
@@ -37,14 +39,8 @@ double ns_since(steady::time_point t0) {
     return std::chrono::duration<double, std::nano>(steady::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) {
-        return std::numeric_limits<double>::quiet_NaN();
-    }
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/// kNone: the median of nothing measured (the report prints it as such).
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
 /// cpu_now_ns: the calling thread's CPU time. Single-threaded costs are
 /// timed with it: on a shared machine the wall clock also counts the time
@@ -83,7 +79,7 @@ class Stopwatch {
 volatile uint64_t g_sink;
 
 Timing Stopwatch::medians() const {
-    return {median(wall_), median(cpu_)};
+    return {median(wall_, kNone), median(cpu_, kNone)};
 }
 
 std::vector<MappingId> all_ids(const DriftingZipf& w) {
@@ -180,10 +176,10 @@ BuildResult run_build_time(const BuildPlan& plan) {
             }
         }
     }
-    r.monitor_build_first_ms = median(build[0]);
-    r.monitor_tick_first_ms = median(tick[0]);
-    r.monitor_build_again_ms = median(build[1]);
-    r.monitor_tick_again_ms = median(tick[1]);
+    r.monitor_build_first_ms = median(build[0], kNone);
+    r.monitor_tick_first_ms = median(tick[0], kNone);
+    r.monitor_build_again_ms = median(build[1], kNone);
+    r.monitor_tick_again_ms = median(tick[1], kNone);
 
     // Per-tick costs: a fast window (10 s of 1-s buckets) fed 40000 Zipf
     // records per second; add() timed once the window is full.
@@ -206,7 +202,7 @@ BuildResult run_build_time(const BuildPlan& plan) {
                 add_ns.push_back((cpu_now_ns() - c0) / per_s);
             }
         }
-        r.window_add_ns = median(add_ns);
+        r.window_add_ns = median(add_ns, kNone);
         r.window_ids = window.totals().size();
         const MappingSnapshot snapshot(ids, hot, nccd, 0);
         const Placement& placement = snapshot;
@@ -220,7 +216,7 @@ BuildResult run_build_time(const BuildPlan& plan) {
             per_id.push_back((cpu_now_ns() - c0) / double(r.window_ids));
             g_sink = g_sink + loads[0];
         }
-        r.loads_under_ns = median(per_id);
+        r.loads_under_ns = median(per_id, kNone);
     }
     return r;
 }
@@ -295,7 +291,7 @@ RecordCost measure_record(
         tick.push_back((cpu_now_ns() - c0) / batch);
     }
     // The first batches grow the buffers; the median skips them.
-    return {median(rec), median(tick)};
+    return {median(rec, kNone), median(tick, kNone)};
 }
 
 template <class Lookup>
@@ -310,7 +306,7 @@ double time_lookups(const std::vector<MappingId>& ids, Lookup lookup) {
         passes.push_back((cpu_now_ns() - c0) / double(ids.size()));
         g_sink = g_sink + sum;
     }
-    return median(passes);
+    return median(passes, kNone);
 }
 
 } // namespace
@@ -468,16 +464,16 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
             }
         }
     }
-    r.task_inline_ns = median(inline_ns);
+    r.task_inline_ns = median(inline_ns, kNone);
     for (int s = 0; s < nscen; s++) {
         ScenarioResult& sc = r.scenarios[s];
-        sc.median_ns = median(sc.ns_per_task);
+        sc.median_ns = median(sc.ns_per_task, kNone);
         std::vector<double> ratios;
         for (int round = 0; round < plan.rounds; round++) {
             ratios.push_back(
                     sc.ns_per_task[round] / r.scenarios[0].ns_per_task[round]);
         }
-        sc.overhead_pct = 100 * (median(ratios) - 1);
+        sc.overhead_pct = 100 * (median(ratios, kNone) - 1);
         // Distribution-free 95% interval of the median: order statistics
         // n/2 -+ 0.98 sqrt(n) of the sorted ratios.
         std::sort(ratios.begin(), ratios.end());
@@ -566,7 +562,7 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
             }
             per_call.push_back((cpu_now_ns() - c0) / calls);
         }
-        r.set_placement_ns = median(per_call);
+        r.set_placement_ns = median(per_call, kNone);
     }
     return r;
 }

@@ -42,15 +42,6 @@ struct MonitorSummary {
     double tick_ms_median = NAN, tick_ms_max = NAN;
 };
 
-double median_of(std::vector<double> v) {
-    if (v.empty()) {
-        return NAN;
-    }
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 MonitorSummary summarize_monitor(const MonitorRun& run) {
     MonitorSummary s;
     s.remaps = run.remaps.size();
@@ -73,9 +64,9 @@ MonitorSummary summarize_monitor(const MonitorRun& run) {
         s.moved_mean = sum / double(s.remaps);
         s.pct_mean = pct_sum / double(s.remaps);
         s.ids_moved_mean = ids_sum / double(s.remaps);
-        s.build_ms_median = median_of(build);
+        s.build_ms_median = median(build, NAN);
     }
-    s.tick_ms_median = median_of(run.tick_ms);
+    s.tick_ms_median = median(run.tick_ms, NAN);
     s.tick_ms_max = run.tick_ms.empty()
             ? NAN
             : *std::max_element(run.tick_ms.begin(), run.tick_ms.end());

@@ -142,22 +142,6 @@ bool parse_args(int argc, char** argv, Options* o) {
     return true;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) {
-        return 0;
-    }
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// percentile: nearest rank, p in (0, 1]; `sorted` ascending.
-double percentile(const std::vector<double>& sorted, double p) {
-    size_t rank = size_t(p * double(sorted.size()) + 0.999999);
-    rank = std::min(std::max(rank, size_t(1)), sorted.size());
-    return sorted[rank - 1];
-}
-
 /// Bench: one run of every scenario; fills `results`.
 class Bench {
    public:
