@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -47,19 +48,33 @@ TEST_P(TaskGroupOn, EmptyGroupReturnsAtOnce) {
 
 // The first exception is rethrown after the group drains; tasks that had
 // not started are skipped; the group and the pool stay usable.
+//
+// The throwing task is submitted first, so it heads its worker's queue and
+// runs before that worker takes anything else; the others hold on until it
+// has thrown. Otherwise, on 96 workers sharing 2 cores, the thrower's worker
+// may get no CPU until every other task has run (CI saw 1999 of 1999
+// finish). The wait is bounded, so a pool that never ran the thrower fails
+// the test instead of hanging it.
 TEST_P(TaskGroupOn, RethrowsFirstExceptionAfterDrain) {
     Pool pool(Topology::from_spec(GetParam()));
     std::atomic<int> running{0};
     std::atomic<int> finished{0};
+    std::atomic<bool> thrown{false};
     std::atomic<int> still_running_at_rethrow{-1};
     TaskGroup group(pool);
     const int n = 2000;
-    for (int i = 0; i < n; i++) {
-        group.submit(make_mapping_id(1, uint32_t(i)), [&, i] {
+    group.submit(make_mapping_id(1, 0), [&] {
+        thrown.store(true);
+        throw std::runtime_error("list 0 is corrupt");
+    });
+    for (int i = 1; i < n; i++) {
+        group.submit(make_mapping_id(1, uint32_t(i)), [&] {
             running.fetch_add(1);
-            if (i == 10) {
-                running.fetch_sub(1);
-                throw std::runtime_error("list 10 is corrupt");
+            const auto deadline =
+                    std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            while (!thrown.load() &&
+                   std::chrono::steady_clock::now() < deadline) {
+                std::this_thread::yield();
             }
             std::this_thread::sleep_for(std::chrono::microseconds(5));
             running.fetch_sub(1);
@@ -70,7 +85,7 @@ TEST_P(TaskGroupOn, RethrowsFirstExceptionAfterDrain) {
         group.wait();
         ADD_FAILURE() << "wait() did not rethrow";
     } catch (const std::runtime_error& e) {
-        EXPECT_STREQ(e.what(), "list 10 is corrupt");
+        EXPECT_STREQ(e.what(), "list 0 is corrupt");
         still_running_at_rethrow.store(running.load());
     }
     EXPECT_EQ(still_running_at_rethrow.load(), 0) << "rethrown before drain";
