@@ -58,11 +58,6 @@ void Completions::close() {
     state_->ready.notify_all();
 }
 
-int64_t Completions::outstanding() const {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    return state_->outstanding;
-}
-
 } // namespace python
 } // namespace ccd
 } // namespace faiss

@@ -47,8 +47,6 @@ class Completions {
     Completion next(double timeout_s);
     /// close: no more tickets will begin; wakes next().
     void close();
-    /// outstanding: tickets begun and not yet popped.
-    int64_t outstanding() const;
 
     // ---- C++ side only (not wrapped)
 

@@ -93,18 +93,6 @@ void HNSWTablesHandle::remove_table(uint32_t table_id) {
     tables_->unregister_table(table_id).wait();
 }
 
-bool HNSWTablesHandle::has_table(uint32_t table_id) const {
-    return tables_->has_table(table_id);
-}
-
-int64_t HNSWTablesHandle::num_tables() const {
-    return int64_t(tables_->num_tables());
-}
-
-int HNSWTablesHandle::dimension(uint32_t table_id) const {
-    return tables_->dimension(table_id);
-}
-
 void HNSWTablesHandle::search(
         uint32_t table_id,
         int64_t n,

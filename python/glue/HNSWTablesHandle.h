@@ -36,9 +36,6 @@ class HNSWTablesHandle {
     void add_table(uint32_t table_id, uintptr_t index_address, int ef_search);
     /// remove_table: unregister, then wait until no query uses the table.
     void remove_table(uint32_t table_id);
-    bool has_table(uint32_t table_id) const;
-    int64_t num_tables() const;
-    int dimension(uint32_t table_id) const;
 
     /// search: n queries of dimension d (checked), blocking.
     void search(

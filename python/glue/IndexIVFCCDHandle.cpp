@@ -1,6 +1,5 @@
 #include "IndexIVFCCDHandle.h"
 
-#include <faiss/IndexHNSW.h>
 #include <faiss/impl/FaissAssert.h>
 
 #include <cstring>
@@ -18,10 +17,6 @@ const SearchParameters* params_at(uintptr_t address) {
 } // namespace
 
 RangeResult::RangeResult(int64_t nq) : result_(size_t(nq)) {}
-
-int64_t RangeResult::nq() const {
-    return int64_t(result_.nq);
-}
 
 int64_t RangeResult::total() const {
     return int64_t(result_.lims[result_.nq]);
@@ -96,24 +91,8 @@ bool IndexIVFCCDHandle::uses_scanners() const {
     return index_->uses_scanners();
 }
 
-int IndexIVFCCDHandle::d() const {
-    return index_->d;
-}
-
 uint32_t IndexIVFCCDHandle::table_id() const {
     return index_->table_id;
-}
-
-const char* index_kind(uintptr_t index_address) {
-    FAISS_THROW_IF_NOT_MSG(index_address, "index_kind: null index");
-    const Index* index = reinterpret_cast<const Index*>(index_address);
-    if (dynamic_cast<const IndexIVF*>(index)) {
-        return "ivf";
-    }
-    if (dynamic_cast<const IndexHNSW*>(index)) {
-        return "hnsw";
-    }
-    return "other";
 }
 
 } // namespace python

@@ -38,7 +38,6 @@ namespace python {
 class RangeResult {
    public:
     explicit RangeResult(int64_t nq);
-    int64_t nq() const;
     /// total: lims[nq], the number of (distance, label) pairs.
     int64_t total() const;
     /// copy_to: lims (nq + 1 int64), distances (total float32) and labels
@@ -81,17 +80,12 @@ class IndexIVFCCDHandle {
             uintptr_t params_address) const;
 
     bool uses_scanners() const;
-    int d() const;
     uint32_t table_id() const;
 
    private:
     std::shared_ptr<PoolCore> core_; ///< keeps pool and monitor alive
     std::unique_ptr<IndexIVFCCD> index_;
 };
-
-/// index_kind: "ivf", "hnsw" or "other" for an index address (the Python
-/// layer's check that its isinstance() and the C++ object agree).
-const char* index_kind(uintptr_t index_address);
 
 } // namespace python
 } // namespace ccd

@@ -93,10 +93,6 @@ int PoolHandle::num_ccds() const {
     return core_->pool->topology().num_ccds();
 }
 
-bool PoolHandle::has_monitor() const {
-    return core_->monitor != nullptr;
-}
-
 void PoolHandle::wait_idle() const {
     core_->pool->wait_idle();
 }

@@ -55,7 +55,6 @@ class PoolHandle {
     std::string policy_name() const;
     int num_workers() const;
     int num_ccds() const;
-    bool has_monitor() const;
 
     /// stats_json: a JSON object with the pool's counters (per worker and
     /// totals), steal ratios, tasks per CCD, the placement epoch and, with a
