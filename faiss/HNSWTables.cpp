@@ -16,7 +16,7 @@
 namespace faiss {
 namespace ccd {
 
-/// Table: a registered index and what its queries need besides it. The
+/// Table: an added index and what its queries need besides it. The
 /// registry holds one reference, every query in flight another; the last
 /// one to let go deletes an owned index and fulfils `released`.
 struct HNSWTables::Table {
@@ -224,17 +224,85 @@ void run_async(
                     error = std::current_exception();
                     result = HNSWQueryResult();
                 }
-                // The table is no longer needed: let an unregistered one go
+                // The table is no longer needed: let a removed one go
                 // before the caller's continuation runs.
                 t.reset();
                 deliver(error, result);
             });
 }
 
+/// Batch: the TaskCompletion of one search_batch_async call. It owns itself
+/// (and, through `table`, the table) until its last query is done.
+class Batch final : public TaskCompletion {
+   public:
+    Batch(std::shared_ptr<const HNSWTables::Table> table,
+          const SearchParametersHNSW& params,
+          idx_t n,
+          HNSWBatchCallback done)
+            : table_(std::move(table)),
+              params_(params),
+              remaining_(n),
+              done_(std::move(done)) {}
+
+    const HNSWTables::Table& table() const {
+        return *table_;
+    }
+    const SearchParametersHNSW& params() const {
+        return params_;
+    }
+
+    /// abandon: `count` queries that will never be submitted end with
+    /// `error` (a failed submission).
+    void abandon(idx_t count, std::exception_ptr error) noexcept {
+        task_threw(error);
+        count_down(count);
+    }
+
+   private:
+    void task_threw(std::exception_ptr error) noexcept override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) {
+            error_ = error;
+        }
+    }
+    void task_done() noexcept override {
+        count_down(1);
+    }
+    void count_down(idx_t count) noexcept {
+        // acq_rel: the last query sees every other query's writes (outputs,
+        // error_) before it reports.
+        if (remaining_.fetch_sub(count, std::memory_order_acq_rel) != count) {
+            return;
+        }
+        std::unique_ptr<Batch> self(this);
+        table_.reset(); // a removed table goes before the callback runs
+        std::exception_ptr error;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            error = error_;
+        }
+        try {
+            done_(error);
+        } catch (...) {
+            // Nowhere to report it from a task's completion: dropped, as
+            // HNSWTables.h says.
+        }
+    }
+
+    std::shared_ptr<const HNSWTables::Table> table_;
+    SearchParametersHNSW params_;
+    std::atomic<idx_t> remaining_;
+    HNSWBatchCallback done_;
+    std::mutex mutex_;
+    std::exception_ptr error_; ///< guarded by mutex_
+};
+
 } // namespace
 
-HNSWTables::HNSWTables(std::shared_ptr<Pool> pool) : pool_(pool) {
-    FAISS_THROW_IF_NOT_MSG(pool, "HNSWTables: pool is null");
+HNSWTables::HNSWTables(std::shared_ptr<Runtime> runtime)
+        : traffic_sink(runtime ? runtime->traffic_sink() : nullptr),
+          runtime_(std::move(runtime)) {
+    FAISS_THROW_IF_NOT_MSG(runtime_, "HNSWTables: runtime is null");
 }
 
 HNSWTables::~HNSWTables() {
@@ -246,47 +314,41 @@ HNSWTables::~HNSWTables() {
     // Entries die here, or with their last query in flight.
 }
 
-std::shared_ptr<Pool> HNSWTables::pool() const {
-    std::shared_ptr<Pool> p = pool_.lock();
-    FAISS_THROW_IF_NOT_MSG(p, "HNSWTables: the pool is gone");
-    return p;
-}
-
-void HNSWTables::register_table(
+void HNSWTables::add_table(
         uint32_t table_id,
         IndexHNSW* index,
         bool own_index,
         int ef_search) {
-    FAISS_THROW_IF_NOT_MSG(index, "HNSWTables::register_table: index is null");
+    FAISS_THROW_IF_NOT_MSG(index, "HNSWTables::add_table: index is null");
     FAISS_THROW_IF_NOT_MSG(
             table_id != table_of(kLocalMappingId),
-            "HNSWTables::register_table: table id 0xffffffff is reserved");
+            "HNSWTables::add_table: table id 0xffffffff is reserved");
     FAISS_THROW_IF_NOT_MSG(
             dynamic_cast<IndexHNSW2Level*>(index) == nullptr,
-            "HNSWTables::register_table: IndexHNSW2Level is not supported");
+            "HNSWTables::add_table: IndexHNSW2Level is not supported");
     FAISS_THROW_IF_NOT_MSG(
             index->reconstruct_from_neighbors == nullptr,
-            "HNSWTables::register_table: indexes with "
+            "HNSWTables::add_table: indexes with "
             "reconstruct_from_neighbors are not supported");
     FAISS_THROW_IF_NOT_MSG(
             index->storage,
-            "HNSWTables::register_table: the index has no storage");
+            "HNSWTables::add_table: the index has no storage");
     FAISS_THROW_IF_NOT_FMT(
             ef_search == -1 || ef_search > 0,
-            "HNSWTables::register_table: ef_search must be -1 or > 0 "
+            "HNSWTables::add_table: ef_search must be -1 or > 0 "
             "(got %d)",
             ef_search);
     std::unique_lock<std::shared_mutex> lock(mutex_);
     FAISS_THROW_IF_NOT_FMT(
             tables_.count(table_id) == 0,
-            "HNSWTables::register_table: table id %u is already registered",
+            "HNSWTables::add_table: table id %u is already taken",
             table_id);
     for (const auto& [other_id, other] : tables_) {
         // Sharing one index between ids is fine, unless someone owns it:
         // it would be deleted while the other id still uses it.
         FAISS_THROW_IF_NOT_FMT(
                 other->index != index || (!own_index && !other->own_index),
-                "HNSWTables::register_table: this index is already table "
+                "HNSWTables::add_table: this index is already table "
                 "%u, and one of the two would own it",
                 other_id);
     }
@@ -299,14 +361,14 @@ void HNSWTables::register_table(
                     ef_search == -1 ? index->hnsw.efSearch : ef_search));
 }
 
-std::shared_future<void> HNSWTables::unregister_table(uint32_t table_id) {
+std::shared_future<void> HNSWTables::remove_table(uint32_t table_id) {
     std::shared_ptr<Table> t;
     {
         std::unique_lock<std::shared_mutex> lock(mutex_);
         auto it = tables_.find(table_id);
         FAISS_THROW_IF_NOT_FMT(
                 it != tables_.end(),
-                "HNSWTables::unregister_table: unknown table id %u",
+                "HNSWTables::remove_table: unknown table id %u",
                 table_id);
         t = std::move(it->second);
         tables_.erase(it);
@@ -406,11 +468,19 @@ void HNSWTables::search(
         check_dimension(*t, d, caller);
     }
     const SearchParametersHNSW p = resolve_params(*t, params, caller);
-    std::shared_ptr<Pool> pool_ref = pool();
     if (n == 0) {
         return;
     }
-    run_search(*pool_ref, *t, n, x, k, p, distances, labels, traffic_sink);
+    run_search(
+            runtime_->pool(),
+            *t,
+            n,
+            x,
+            k,
+            p,
+            distances,
+            labels,
+            traffic_sink);
 }
 
 std::future<HNSWQueryResult> HNSWTables::search_async(
@@ -423,11 +493,10 @@ std::future<HNSWQueryResult> HNSWTables::search_async(
     std::shared_ptr<Table> t = find(table_id, caller);
     check_dimension(*t, int(query.size()), caller);
     const SearchParametersHNSW p = resolve_params(*t, params, caller);
-    std::shared_ptr<Pool> pool_ref = pool();
     std::promise<HNSWQueryResult> promise;
     std::future<HNSWQueryResult> future = promise.get_future();
     run_async(
-            *pool_ref,
+            runtime_->pool(),
             std::move(t),
             std::move(query),
             k,
@@ -457,15 +526,67 @@ void HNSWTables::search_with_callback(
     std::shared_ptr<Table> t = find(table_id, caller);
     check_dimension(*t, int(query.size()), caller);
     const SearchParametersHNSW p = resolve_params(*t, params, caller);
-    std::shared_ptr<Pool> pool_ref = pool();
     run_async(
-            *pool_ref,
+            runtime_->pool(),
             std::move(t),
             std::move(query),
             k,
             p,
             traffic_sink,
             std::move(callback));
+}
+
+void HNSWTables::search_batch_async(
+        uint32_t table_id,
+        idx_t n,
+        const float* x,
+        int d,
+        idx_t k,
+        float* distances,
+        idx_t* labels,
+        HNSWBatchCallback done,
+        const SearchParametersHNSW* params) const {
+    const char* caller = "HNSWTables::search_batch_async";
+    FAISS_THROW_IF_NOT_FMT(
+            n > 0,
+            "%s: n must be > 0 (got %" PRId64 ")",
+            caller,
+            int64_t(n));
+    check_k(k, caller);
+    FAISS_THROW_IF_NOT_FMT(
+            x && distances && labels,
+            "%s: null x, distances or labels",
+            caller);
+    FAISS_THROW_IF_NOT_FMT(done, "%s: callback is empty", caller);
+    std::shared_ptr<Table> t = find(table_id, caller);
+    check_dimension(*t, d, caller);
+    const SearchParametersHNSW p = resolve_params(*t, params, caller);
+    const MappingId id = make_mapping_id(t->id, 0);
+    auto* batch = new Batch(std::move(t), p, n, std::move(done));
+    TrafficSink* sink = traffic_sink;
+    Pool& pool = runtime_->pool();
+    for (idx_t q = 0; q < n; q++) {
+        try {
+            pool.submit(
+                    id,
+                    batch,
+                    [batch, x, d, k, q, distances, labels, sink] {
+                        run_query(
+                                batch->table(),
+                                x + q * d,
+                                k,
+                                batch->params(),
+                                distances + q * k,
+                                labels + q * k,
+                                sink);
+                    });
+        } catch (...) {
+            // Out of memory mid-batch: the queries already submitted run,
+            // and the callback gets this error when they are done.
+            batch->abandon(n - q, std::current_exception());
+            return;
+        }
+    }
 }
 
 } // namespace ccd

@@ -1,5 +1,5 @@
 /**
- * HNSWTables: many faiss::IndexHNSW tables registered by id, searched
+ * HNSWTables: many faiss::IndexHNSW tables added by id, searched
  * through one shared CCD-aware Pool, one query per task (inter-query
  * parallelism).
  *
@@ -29,20 +29,20 @@
  * expansion limit from the parameters. So an efSearch below the index's
  * cuts the search short, while one above it has little or no effect (on
  * our test data: none at all); stock IndexHNSW::search behaves the same.
- * To search wider, raise index->hnsw.efSearch before registering. Newer
+ * To search wider, raise index->hnsw.efSearch before adding the table. Newer
  * FAISS takes both from the parameters.
  *
  * Table lifetime. Tables are held by shared_ptr entries; every submitted
- * query holds its table's entry until it has finished. unregister_table()
+ * query holds its table's entry until it has finished. remove_table()
  * removes the id at once (later calls naming it fail with "unknown table
  * id"), while queries already submitted run to completion on the table.
  * An owned index is deleted exactly once, when the last of them drops it
- * (or at once when none is in flight). unregister_table() returns a
+ * (or at once when none is in flight). remove_table() returns a
  * future that becomes ready at that moment: a caller that does not own
  * the index waits on it before freeing the index. Do not wait on it from a
  * task of the pool: the queries it waits for may be queued behind it.
  *
- * Not supported (register_table refuses them): IndexHNSW2Level (its own
+ * Not supported (add_table refuses them): IndexHNSW2Level (its own
  * search) and indexes with reconstruct_from_neighbors.
  *
  * Thread contract: every method from any thread, concurrently, including
@@ -50,7 +50,7 @@
  * object must outlive the calls made on it (a synchronous search() in
  * particular), not the queries it submitted: those hold only their
  * table, so it may be destroyed with asynchronous queries in flight. As in
- * FAISS, a registered index must not be modified (add, reset, changes to
+ * FAISS, an added index must not be modified (add, reset, changes to
  * its hnsw fields) while queries on it may run. `traffic_sink` is read
  * when a query is submitted: set it before searching; the sink must
  * outlive every query submitted while it was set.
@@ -60,7 +60,7 @@
 
 #include <faiss/IndexHNSW.h>
 #include <faiss/ccd_scheduler/MappingId.h>
-#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 #include <faiss/ccd_scheduler/TrafficSink.h>
 
 #include <cstdint>
@@ -90,42 +90,46 @@ struct HNSWQueryResult {
 using HNSWCallback =
         std::function<void(std::exception_ptr error, HNSWQueryResult& result)>;
 
+/// HNSWBatchCallback: told once that every query of a batch is done, on the
+/// pool worker that finished the last one; `error` is the first error of
+/// the batch, or null. An exception escaping it is dropped.
+using HNSWBatchCallback = std::function<void(std::exception_ptr error)>;
+
 class HNSWTables {
    public:
     using idx_t = Index::idx_t;
 
-    /// Receives (MappingId(table, 0), nodes touched, bytes) once per query;
-    /// may be null. Not owned.
-    TrafficSink* traffic_sink = nullptr;
+    /// Receives (MappingId(table, 0), nodes touched, bytes) once per query:
+    /// the runtime's monitor unless set otherwise; may be null. Not owned.
+    TrafficSink* traffic_sink;
 
-    /// HNSWTables: `pool` is held weakly, as IndexIVFCCD holds it:
-    /// searching after the pool is gone is an error.
-    explicit HNSWTables(std::shared_ptr<Pool> pool);
-    /// ~HNSWTables: unregisters every table. Queries in flight finish on
-    /// their tables (they do not need this object any more).
+    /// HNSWTables: the runtime is kept alive by the tables.
+    explicit HNSWTables(std::shared_ptr<Runtime> runtime);
+    /// ~HNSWTables: removes every table. Queries in flight finish on their
+    /// tables (they do not need this object any more).
     ~HNSWTables();
 
     HNSWTables(const HNSWTables&) = delete;
     HNSWTables& operator=(const HNSWTables&) = delete;
 
-    /// register_table: make `index` searchable as `table_id`. With
-    /// `own_index` the tables delete it after unregistering; on error
+    /// add_table: make `index` searchable as `table_id`. With
+    /// `own_index` the tables delete it once it is removed; on error
     /// (exception) ownership is not taken. `ef_search` -1: the index's
     /// hnsw.efSearch.
-    void register_table(
+    void add_table(
             uint32_t table_id,
             IndexHNSW* index,
             bool own_index,
             int ef_search = -1);
 
-    /// unregister_table: see "Table lifetime" above. The future is ready
+    /// remove_table: see "Table lifetime" above. The future is ready
     /// once no query uses the table any more (and an owned index has been
     /// deleted).
-    std::shared_future<void> unregister_table(uint32_t table_id);
+    std::shared_future<void> remove_table(uint32_t table_id);
 
     bool has_table(uint32_t table_id) const;
     size_t num_tables() const;
-    /// table_ids: the registered ids, ascending.
+    /// table_ids: the ids of the tables, ascending.
     std::vector<uint32_t> table_ids() const;
     /// dimension: the table's d.
     int dimension(uint32_t table_id) const;
@@ -176,10 +180,28 @@ class HNSWTables {
             HNSWCallback callback,
             const SearchParametersHNSW* params = nullptr) const;
 
-    /// pool: the pool, or a FaissException if it is gone.
-    std::shared_ptr<Pool> pool() const;
+    /// search_batch_async: n queries (x: n * d floats, d checked against
+    /// the table's), each its own task; returns at once. Results go to
+    /// distances and labels (n * k), which, like x and `params->sel`, must
+    /// stay valid until `done` has been called: once, when every query has
+    /// finished, with the first error or null. Input errors throw here and
+    /// then nothing is submitted.
+    void search_batch_async(
+            uint32_t table_id,
+            idx_t n,
+            const float* x,
+            int d,
+            idx_t k,
+            float* distances,
+            idx_t* labels,
+            HNSWBatchCallback done,
+            const SearchParametersHNSW* params = nullptr) const;
 
-    /// Table: one registered table, shared by the registry and by every
+    const std::shared_ptr<Runtime>& runtime() const {
+        return runtime_;
+    }
+
+    /// Table: one table, shared by the registry and by every
     /// query in flight on it (defined in HNSWTables.cpp).
     struct Table;
 
@@ -187,7 +209,7 @@ class HNSWTables {
     /// find: the table's entry, or a FaissException naming the id.
     std::shared_ptr<Table> find(uint32_t table_id, const char* caller) const;
 
-    std::weak_ptr<Pool> pool_;
+    std::shared_ptr<Runtime> runtime_;
     mutable std::shared_mutex mutex_; ///< guards tables_
     std::unordered_map<uint32_t, std::shared_ptr<Table>> tables_;
 };

@@ -8,6 +8,7 @@ set -euo pipefail
 
 default_packages=(
     build-essential
+    clang-format
     cmake
     pkg-config
     libfaiss-dev

@@ -1,28 +1,17 @@
 /**
- * Mapping: which CCD each MappingId lives on, computed from traffic.
+ * Mapping: which CCD a MappingId belongs to (the dispatcher's pickCcd).
  *
- * Pure functions and an immutable value; no threads, no atomics. The
- * monitor (Monitor.h) feeds them measured traffic and publishes the result
- * to the pool; a unit test or a simulator can call them directly.
- *
- * place_hot_cold is the paper's Algorithm 1 ("balancing CCD-item mapping
- * with hot-cold co-location"): target per-CCD load mu = total / nCCD; items
- * sorted by traffic; repeatedly take the least-loaded CCD, give it the
- * hottest remaining item, and if the coldest remaining item fits in what is
- * left of mu there, put it beside (hot-cold pairing), else the hot item
- * stays alone. Departure: ties between equally loaded CCDs go to the lowest
- * index, so the result is deterministic.
- *
- * place_migration_aware (beyond the paper): the same sweep, but among CCDs
- * whose load is within `slack * mu` of the least loaded, an item goes back
- * to the CCD it is on now. A moved hot list arrives at a cold L3, so among
- * near-equal placements the one that moves the least traffic wins.
+ * An immutable object consulted on every submit, so pick_ccd() must be
+ * cheap, thread-safe and allocation-free. The pool holds one mapping at a
+ * time and numbers them (Pool::mapping_epoch); HashMapping is the default
+ * and the answer for ids a traffic-aware mapping has never seen.
+ * MappingSnapshot is the table the Monitor builds from traffic
+ * (HotColdMapping.h) and publishes with Pool::set_mapping.
  */
 
 #pragma once
 
 #include <faiss/ccd_scheduler/MappingId.h>
-#include <faiss/ccd_scheduler/Placement.h>
 
 #include <cstdint>
 #include <string>
@@ -31,34 +20,42 @@
 namespace faiss {
 namespace ccd {
 
-/// place_hot_cold: CCD of each item, from its traffic. Every item is placed
-/// exactly once; with fewer items than CCDs each item is alone.
-std::vector<int> place_hot_cold(
-        const std::vector<uint64_t>& traffic,
-        int num_ccds);
+class Mapping {
+   public:
+    virtual ~Mapping() = default;
+    /// pick_ccd: a CCD in [0, num_ccds). Same id, same answer, for the
+    /// lifetime of the object. Any thread.
+    virtual int pick_ccd(MappingId id, int num_ccds) const = 0;
+    virtual std::string name() const = 0;
+};
 
-/// place_migration_aware: like place_hot_cold, keeping items on
-/// `current[i]` (-1: nowhere yet) when that costs at most slack * mu.
-std::vector<int> place_migration_aware(
-        const std::vector<uint64_t>& traffic,
-        const std::vector<int>& current,
-        int num_ccds,
-        double slack = 0.05);
+/// hash_mapping_id: a well-mixed 64-bit hash of an id (splitmix64's
+/// finaliser), so that consecutive list numbers spread over CCDs.
+inline uint64_t hash_mapping_id(MappingId id) {
+    uint64_t z = id + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
 
-/// ccd_loads: total traffic per CCD under a placement.
-std::vector<uint64_t> ccd_loads(
-        const std::vector<uint64_t>& traffic,
-        const std::vector<int>& ccd_of_item,
-        int num_ccds);
+/// HashMapping: a stable hash of the id, modulo the number of CCDs.
+class HashMapping final : public Mapping {
+   public:
+    int pick_ccd(MappingId id, int num_ccds) const override {
+        // Multiply-shift instead of modulo: uniform and division-free.
+        return int(
+                (unsigned __int128)(hash_mapping_id(id)) * uint64_t(num_ccds) >>
+                64);
+    }
+    std::string name() const override {
+        return "hash";
+    }
+};
 
-/// imbalance: max over mean of per-CCD loads (1.0 = perfect; 1.0 for no
-/// traffic at all).
-double imbalance(const std::vector<uint64_t>& loads);
-
-/// MappingSnapshot: an immutable id -> CCD table with an epoch, used as the
-/// pool's Placement. Ids it does not hold fall back to HashPlacement, the
+/// MappingSnapshot: an immutable id -> CCD table, used as the pool's
+/// Mapping. Ids it does not hold fall back to HashMapping, the
 /// stable default for ids never seen.
-class MappingSnapshot final : public Placement {
+class MappingSnapshot final : public Mapping {
    public:
     /// ids and ccds: parallel arrays, ids distinct. Throws
     /// std::invalid_argument on a size mismatch, a duplicate id or a CCD
@@ -66,17 +63,13 @@ class MappingSnapshot final : public Placement {
     MappingSnapshot(
             std::vector<MappingId> ids,
             std::vector<int> ccds,
-            int num_ccds,
-            uint64_t epoch);
+            int num_ccds);
 
     int pick_ccd(MappingId id, int num_ccds) const override;
     std::string name() const override {
         return "mapping";
     }
 
-    uint64_t epoch() const {
-        return epoch_;
-    }
     size_t size() const {
         return ids_.size();
     }
@@ -94,7 +87,6 @@ class MappingSnapshot final : public Placement {
     std::vector<int16_t> slot_ccd_; ///< -1 = empty slot
     std::vector<MappingId> ids_;
     int num_ccds_;
-    uint64_t epoch_;
     uint64_t mask_;
 };
 

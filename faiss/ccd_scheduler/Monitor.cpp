@@ -1,6 +1,6 @@
 #include <faiss/ccd_scheduler/Monitor.h>
 
-#include <faiss/ccd_scheduler/Mapping.h>
+#include <faiss/ccd_scheduler/HotColdMapping.h>
 
 #include <algorithm>
 #include <chrono>
@@ -45,12 +45,12 @@ void Monitor::record(MappingId id, uint64_t, uint64_t bytes) noexcept {
 }
 
 std::vector<uint64_t> Monitor::loads_under(
-        const Placement& placement,
+        const Mapping& mapping,
         const TrafficWindow::Totals& totals) const {
     const int nccd = pool_.topology().num_ccds();
     std::vector<uint64_t> loads(nccd, 0);
     for (const auto& [id, bytes] : totals) {
-        loads[placement.pick_ccd(id, nccd)] += bytes;
+        loads[mapping.pick_ccd(id, nccd)] += bytes;
     }
     return loads;
 }
@@ -88,17 +88,17 @@ bool Monitor::tick() {
         now - history_.back().time < config_.min_remap_interval_s) {
         return false;
     }
-    const std::shared_ptr<const Placement> current = pool_.placement();
+    const std::shared_ptr<const Mapping> current = pool_.mapping();
     const double before = imbalance(loads_under(*current, fast_.totals()));
-    // No placement beats one id's own traffic: when the hottest id alone
+    // No mapping beats one id's own traffic: when the hottest id alone
     // is over the threshold, only re-map if we are 5% above that bound,
     // or every tick would move traffic for nothing (bench_mapping, 12x8).
     uint64_t hottest = 0;
     for (const auto& entry : fast_.totals()) {
         hottest = std::max(hottest, entry.second);
     }
-    const double bound = std::max(
-            1.0, double(hottest) * nccd / double(fast_.total_bytes()));
+    const double bound =
+            std::max(1.0, double(hottest) * nccd / double(fast_.total_bytes()));
     if (before <= std::max(config_.imbalance_threshold, 1.05 * bound)) {
         return false;
     }
@@ -117,9 +117,12 @@ bool Monitor::tick() {
         old_ccd.push_back(current->pick_ccd(id, nccd));
     }
     const std::vector<int> new_ccd = config_.migration_aware
-            ? place_migration_aware(
-                      traffic, old_ccd, nccd, config_.migration_slack)
-            : place_hot_cold(traffic, nccd);
+            ? map_migration_aware(
+                      traffic,
+                      old_ccd,
+                      nccd,
+                      config_.migration_slack)
+            : map_hot_cold(traffic, nccd);
     const double after = imbalance(ccd_loads(traffic, new_ccd, nccd));
     if (after > before * 0.99) {
         return false; // nothing a re-map can fix
@@ -146,11 +149,13 @@ bool Monitor::tick() {
     }
     rec.ids_placed = ids.size();
     auto next = std::make_shared<MappingSnapshot>(
-            std::move(ids), std::move(ccds), nccd, pool_.placement_epoch() + 1);
+            std::move(ids),
+            std::move(ccds),
+            nccd);
     rec.build_ms = std::chrono::duration<double, std::milli>(
                            std::chrono::steady_clock::now() - t0)
                            .count();
-    rec.epoch = pool_.set_placement(next);
+    rec.epoch = pool_.set_mapping(next);
     snapshot_ = std::move(next);
     history_.push_back(rec);
     return true;
@@ -170,7 +175,9 @@ void Monitor::start(double period_s) {
     thread_ = std::thread([this, period_s] {
         std::unique_lock<std::mutex> lock(thread_mutex_);
         while (!thread_cv_.wait_for(
-                lock, std::chrono::duration<double>(period_s), [this] {
+                lock,
+                std::chrono::duration<double>(period_s),
+                [this] {
                     return thread_stop_;
                 })) {
             lock.unlock();
@@ -194,8 +201,8 @@ void Monitor::stop() {
 MonitorStats Monitor::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     MonitorStats s;
-    s.epoch = pool_.placement_epoch();
-    s.ccd_traffic = loads_under(*pool_.placement(), fast_.totals());
+    s.epoch = pool_.mapping_epoch();
+    s.ccd_traffic = loads_under(*pool_.mapping(), fast_.totals());
     s.imbalance = imbalance(s.ccd_traffic);
     s.fast_bytes = fast_.total_bytes();
     s.slow_bytes = slow_.total_bytes();

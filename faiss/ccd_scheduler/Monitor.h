@@ -10,16 +10,16 @@
  *
  * tick() (a background thread started by start(), or a test driving a
  * ManualClock) drains the buffers into both windows, measures the current
- * placement's imbalance under the fast window (max per-CCD traffic over the
+ * mapping's imbalance under the fast window (max per-CCD traffic over the
  * mean) and, when it passes `imbalance_threshold`, builds the next
- * placement (place_hot_cold or place_migration_aware, Mapping.h) and
- * publishes it with Pool::set_placement as an immutable MappingSnapshot
+ * mapping (map_hot_cold or map_migration_aware, HotColdMapping.h) and
+ * publishes it with Pool::set_mapping as an immutable MappingSnapshot
  * with a new epoch. Ids that have left the fast window keep the CCD the
  * previous snapshot gave them (stickiness); ids never seen hash.
  *
  * A re-map is skipped when the imbalance is within 5% of what one id's
  * traffic forces (the hottest id alone over a CCD's mean share: no
- * placement can fix that), and when the new placement would not beat the
+ * mapping can fix that), and when the new mapping would not beat the
  * current one by more than 1%: moving things would only cool caches.
  *
  * Thread contract: record() from any thread; tick(), stats(), history()
@@ -50,32 +50,32 @@ struct MonitorConfig {
     double bucket_s = 1;              ///< window resolution
     double imbalance_threshold = 1.2; ///< re-map when max/mean passes it
     double min_remap_interval_s = 1;  ///< at most one re-map per interval
-    bool migration_aware = true;      ///< prefer placements that move less
-    double migration_slack = 0.05;    ///< see place_migration_aware
+    bool migration_aware = true;      ///< prefer mappings that move less
+    double migration_slack = 0.05;    ///< see map_migration_aware
 };
 
 /// RemapRecord: what one re-map did.
 struct RemapRecord {
-    double time = 0;              ///< clock time of the re-map
-    uint64_t epoch = 0;           ///< the pool's placement epoch after it
-    double imbalance_before = 0;  ///< under the old map, fast window
-    double imbalance_after = 0;   ///< under the new map, same traffic
-    size_t ids_placed = 0;        ///< ids in the new snapshot
-    size_t ids_moved = 0;         ///< ids whose CCD changed
-    uint64_t traffic_moved = 0;   ///< fast-window bytes of the moved ids
-    double build_ms = 0;          ///< time to compute the placement
+    double time = 0;             ///< clock time of the re-map
+    uint64_t epoch = 0;          ///< the pool's mapping epoch after it
+    double imbalance_before = 0; ///< under the old map, fast window
+    double imbalance_after = 0;  ///< under the new map, same traffic
+    size_t ids_placed = 0;       ///< ids in the new snapshot
+    size_t ids_moved = 0;        ///< ids whose CCD changed
+    uint64_t traffic_moved = 0;  ///< fast-window bytes of the moved ids
+    double build_ms = 0;         ///< time to compute the mapping
 };
 
 struct MonitorStats {
-    uint64_t epoch = 0;                  ///< pool's placement epoch
-    std::vector<uint64_t> ccd_traffic;   ///< fast window, current map
-    double imbalance = 1;                ///< max/mean of ccd_traffic
-    uint64_t fast_bytes = 0;             ///< total in the fast window
-    uint64_t slow_bytes = 0;             ///< total in the slow window
-    uint64_t records = 0;                ///< record() calls drained so far
-    size_t remaps = 0;                   ///< re-maps published
-    double last_remap_time = -1;         ///< -1: never
-    RemapRecord last_remap;              ///< valid when remaps > 0
+    uint64_t epoch = 0;                ///< pool's mapping epoch
+    std::vector<uint64_t> ccd_traffic; ///< fast window, current map
+    double imbalance = 1;              ///< max/mean of ccd_traffic
+    uint64_t fast_bytes = 0;           ///< total in the fast window
+    uint64_t slow_bytes = 0;           ///< total in the slow window
+    uint64_t records = 0;              ///< record() calls drained so far
+    size_t remaps = 0;                 ///< re-maps published
+    double last_remap_time = -1;       ///< -1: never
+    RemapRecord last_remap;            ///< valid when remaps > 0
 };
 
 class Monitor final : public TrafficSink {
@@ -93,7 +93,7 @@ class Monitor final : public TrafficSink {
     void record(MappingId id, uint64_t items, uint64_t bytes) noexcept override;
 
     /// tick: drain, advance the windows, re-map if needed. True if it
-    /// published a new placement.
+    /// published a new mapping.
     bool tick();
 
     /// start: tick every `period_s` seconds on a background thread.
@@ -118,7 +118,7 @@ class Monitor final : public TrafficSink {
     };
 
     std::vector<uint64_t> loads_under(
-            const Placement& placement,
+            const Mapping& mapping,
             const TrafficWindow::Totals& totals) const;
 
     Pool& pool_;

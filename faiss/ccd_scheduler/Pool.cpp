@@ -1,7 +1,8 @@
 #include <faiss/ccd_scheduler/Pool.h>
 
-#include <faiss/ccd_scheduler/Futex.h>
-#include <faiss/ccd_scheduler/TaskGroup.h>
+#include <faiss/ccd_scheduler/detail/Futex.h>
+#include <faiss/ccd_scheduler/detail/Parker.h>
+#include <faiss/ccd_scheduler/detail/RunQueue.h>
 
 #include <pthread.h>
 #include <sched.h>
@@ -84,7 +85,7 @@ struct alignas(64) Pool::Worker {
               rng(seed | 1) {}
 };
 
-Pool::Pool() : Pool(Topology::from_env_or_detect()) {}
+Pool::Pool() : Pool(Topology::from_string("auto")) {}
 
 Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
         : topology_(topology),
@@ -95,9 +96,9 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
         reader_stripes_[i].count[0].store(0, std::memory_order_relaxed);
         reader_stripes_[i].count[1].store(0, std::memory_order_relaxed);
     }
-    placement_owner_ = options_.placement ? options_.placement
-                                          : std::make_shared<HashPlacement>();
-    placement_ptr_.store(placement_owner_.get(), std::memory_order_seq_cst);
+    mapping_owner_ = options_.mapping ? options_.mapping
+                                      : std::make_shared<HashMapping>();
+    mapping_ptr_.store(mapping_owner_.get(), std::memory_order_seq_cst);
     const int nw = topology_.num_workers();
     const unsigned hw = std::thread::hardware_concurrency();
     const bool oversubscribed = hw != 0 && unsigned(nw) > hw;
@@ -107,13 +108,15 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
 
     workers_.reserve(nw);
     for (int w = 0; w < nw; w++) {
-        workers_.emplace_back(new Worker(
-                options_, hash_mapping_id(uint64_t(w) + 0x5eed)));
+        workers_.emplace_back(
+                new Worker(options_, hash_mapping_id(uint64_t(w) + 0x5eed)));
     }
     threads_.reserve(nw);
     try {
         for (int w = 0; w < nw; w++) {
-            threads_.emplace_back([this, w] { worker_main(w); });
+            threads_.emplace_back([this, w] {
+                worker_main(w);
+            });
         }
     } catch (...) {
         stop_.store(true, std::memory_order_seq_cst);
@@ -153,37 +156,35 @@ int Pool::pick_ccd(MappingId id) const {
     if (id == kLocalMappingId || !policy_.places_by_id()) {
         return -1;
     }
-    return place(id);
+    return mapped_ccd(id);
 }
 
-int Pool::place(MappingId id) const {
+int Pool::mapped_ccd(MappingId id) const {
     ReaderStripe& stripe = reader_stripes_[tl_rotor_seed % kReaderStripes];
-    const uint32_t parity =
-            placement_parity_.load(std::memory_order_seq_cst) & 1;
+    const uint32_t parity = mapping_parity_.load(std::memory_order_seq_cst) & 1;
     stripe.count[parity].fetch_add(1, std::memory_order_seq_cst);
-    const Placement* placement =
-            placement_ptr_.load(std::memory_order_seq_cst);
-    const int ccd = placement->pick_ccd(id, topology_.num_ccds());
-    // release: our reads of the placement happen before the writer, which
+    const Mapping* mapping = mapping_ptr_.load(std::memory_order_seq_cst);
+    const int ccd = mapping->pick_ccd(id, topology_.num_ccds());
+    // release: our reads of the mapping happen before the writer, which
     // loads the counter with acquire (seq_cst), releases it.
     stripe.count[parity].fetch_sub(1, std::memory_order_release);
     return ccd;
 }
 
-uint64_t Pool::set_placement(std::shared_ptr<const Placement> placement) {
-    if (!placement) {
-        placement = std::make_shared<HashPlacement>();
+uint64_t Pool::set_mapping(std::shared_ptr<const Mapping> mapping) {
+    if (!mapping) {
+        mapping = std::make_shared<HashMapping>();
     }
-    std::shared_ptr<const Placement> old;
+    std::shared_ptr<const Mapping> old;
     uint64_t epoch;
     {
-        std::lock_guard<std::mutex> lock(placement_mutex_);
-        old = std::move(placement_owner_);
-        placement_owner_ = std::move(placement);
-        placement_ptr_.store(placement_owner_.get(), std::memory_order_seq_cst);
-        epoch = placement_epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
+        std::lock_guard<std::mutex> lock(mapping_mutex_);
+        old = std::move(mapping_owner_);
+        mapping_owner_ = std::move(mapping);
+        mapping_ptr_.store(mapping_owner_.get(), std::memory_order_seq_cst);
+        epoch = mapping_epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
         const uint32_t old_parity =
-                placement_parity_.fetch_add(1, std::memory_order_seq_cst) & 1;
+                mapping_parity_.fetch_add(1, std::memory_order_seq_cst) & 1;
         for (int i = 0; i < kReaderStripes; i++) {
             const std::atomic<int64_t>& count =
                     reader_stripes_[i].count[old_parity];
@@ -196,9 +197,9 @@ uint64_t Pool::set_placement(std::shared_ptr<const Placement> placement) {
     return epoch;
 }
 
-std::shared_ptr<const Placement> Pool::placement() const {
-    std::lock_guard<std::mutex> lock(placement_mutex_);
-    return placement_owner_;
+std::shared_ptr<const Mapping> Pool::mapping() const {
+    std::lock_guard<std::mutex> lock(mapping_mutex_);
+    return mapping_owner_;
 }
 
 int Pool::choose_worker_in_ccd(int ccd) {
@@ -207,23 +208,7 @@ int Pool::choose_worker_in_ccd(int ccd) {
     if (n == 1) {
         return first;
     }
-    const uint32_t rotor = tl_rotor++;
-    if (options_.core_choice == CoreChoice::round_robin) {
-        return first + int(rotor % uint32_t(n));
-    }
-    // least_loaded: shortest queue; ties go to the rotor's pick so equal
-    // queues still share the work.
-    int best = first + int(rotor % uint32_t(n));
-    int64_t best_size = workers_[best]->queue.size_estimate();
-    for (int i = 0; i < n && best_size > 0; i++) {
-        int v = first + i;
-        int64_t size = workers_[v]->queue.size_estimate();
-        if (size < best_size) {
-            best = v;
-            best_size = size;
-        }
-    }
-    return best;
+    return first + int(tl_rotor++ % uint32_t(n));
 }
 
 void Pool::dispatch(TaskNode* task) {
@@ -231,14 +216,14 @@ void Pool::dispatch(TaskNode* task) {
     const bool local = task->id == kLocalMappingId;
     int target;
     if (policy_.places_by_id() && !local) {
-        const int ccd = place(task->id);
+        const int ccd = mapped_ccd(task->id);
         // Submitted from a worker of the right CCD: keep it in the owner's
         // deque, where siblings can still steal it.
         target = (self >= 0 && topology_.ccd_of(self) == ccd)
                 ? self
                 : choose_worker_in_ccd(ccd);
-    } else if (self >= 0 &&
-               (local || policy_.kind() == PolicyKind::flat_steal)) {
+    } else if (
+            self >= 0 && (local || policy_.kind() == PolicyKind::flat_steal)) {
         target = self; // bthread style: a worker's children stay with it
     } else {
         target = int(tl_rotor++ % uint32_t(topology_.num_workers()));
@@ -332,8 +317,7 @@ TaskNode* Pool::find_task(int w, bool ignore_backoff) {
         const int first = topology_.first_worker(c);
         Permutation order(topology_.ccd_size(c), xorshift64(me.rng));
         for (int j = 0; j < topology_.ccd_size(c); j++) {
-            if (TaskNode* task =
-                        workers_[first + order.at(j)]->queue.steal()) {
+            if (TaskNode* task = workers_[first + order.at(j)]->queue.steal()) {
                 me.cross_ccd_steals.bump();
                 me.backoff.on_success();
                 return task;
@@ -346,30 +330,34 @@ TaskNode* Pool::find_task(int w, bool ignore_backoff) {
 
 void Pool::run_task(int w, TaskNode* task) {
     Worker& me = *workers_[w];
-    TaskGroup* group = task->group;
-    if (group == nullptr) {
+    TaskCompletion* completion = task->completion;
+    if (completion == nullptr) {
         try {
             task->run();
         } catch (...) {
             me.uncaught_exceptions.bump();
         }
-    } else if (!group->failed()) {
+    } else if (completion->should_run()) {
         try {
             task->run();
         } catch (...) {
-            group->record_exception(std::current_exception());
+            completion->task_threw(std::current_exception());
         }
     }
     // The callable and its captures die before anyone can see the task as
     // finished: a waiter may free what they refer to as soon as it returns.
     delete task;
     me.tasks_run.bump();
-    if (group != nullptr) {
-        group->task_done(); // last: the group may be destroyed right after
+    if (completion != nullptr) {
+        completion->task_done(); // last: it may be destroyed right after
     }
 }
 
-bool Pool::help_one(int w) {
+bool Pool::help_one() {
+    const int w = current_worker();
+    if (w < 0) {
+        return false;
+    }
     TaskNode* task = find_task(w, false);
     if (task == nullptr) {
         return false;
@@ -410,16 +398,16 @@ void Pool::worker_main(int w) {
             continue;
         }
         // Parking protocol, P1-P5 (see Pool.h).
-        me.parker.prepare();                                   // P1
-        num_parked_.fetch_add(1, std::memory_order_seq_cst);   // P2
-        std::atomic_thread_fence(std::memory_order_seq_cst);   // P3
+        me.parker.prepare();                                 // P1
+        num_parked_.fetch_add(1, std::memory_order_seq_cst); // P2
+        std::atomic_thread_fence(std::memory_order_seq_cst); // P3
         if (stop_.load(std::memory_order_relaxed)) {
             me.parker.cancel();
             num_parked_.fetch_sub(1, std::memory_order_relaxed);
             break;
         }
-        task = find_task(w, true);                             // P4
-        if (task == nullptr) {                                 // P5
+        task = find_task(w, true); // P4
+        if (task == nullptr) {     // P5
             me.parks.bump();
             me.parker.wait();
         } else {
@@ -467,7 +455,7 @@ void Pool::wait_idle() const {
 
 PoolStats Pool::stats() const {
     PoolStats s;
-    s.placement_epoch = placement_epoch();
+    s.mapping_epoch = mapping_epoch();
     s.workers.resize(topology_.num_workers());
     for (int w = 0; w < topology_.num_workers(); w++) {
         const Worker& src = *workers_[w];

@@ -2,11 +2,11 @@
  * Pool: CCD-aware work-stealing workers, one per core, pinned.
  *
  * A task is submitted with the MappingId of the memory it touches. The
- * dispatcher resolves the id to a CCD through the pool's Placement
- * (pick_ccd), then to one worker of that CCD (CoreChoice), and pushes the
- * task into that worker's RunQueue. Workers run their own queue, then steal
- * as the StealPolicy orders, then spin, then park. The pool knows nothing of
- * FAISS.
+ * dispatcher resolves the id to a CCD through the pool's Mapping
+ * (pick_ccd), then to one worker of that CCD (round-robin per submitting
+ * thread), and pushes the task into that worker's run queue. Workers run their
+ * own queue, then steal as the StealPolicy orders, then spin, then park. The
+ * pool knows nothing of FAISS.
  *
  * Work loop of worker w (find_task):
  *   1. pop its own queue (own deque LIFO, then its submit ring, then its
@@ -42,18 +42,20 @@
  * another thread concurrently with the destructor is a caller bug, as is
  * destroying a pool from one of its own tasks (that aborts with a message).
  *
- * Thread contract: submit(), stats(), pick_ccd(), wait_idle() from any
- * thread, including the pool's own workers (wait_idle() excepted: not from a
- * worker). Construction and destruction from one thread.
+ * Completion. A task submitted with a TaskCompletion reports to it
+ * (Task.h); TaskGroup is built on that and on help_one(), the pool's only
+ * two hooks for waiting: the pool knows nothing of groups.
+ *
+ * Thread contract: submit(), stats(), pick_ccd(), help_one(), wait_idle()
+ * from any thread, including the pool's own workers (wait_idle() excepted:
+ * not from a worker). Construction and destruction from one thread.
  */
 
 #pragma once
 
+#include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/MappingId.h>
-#include <faiss/ccd_scheduler/Parker.h>
-#include <faiss/ccd_scheduler/Placement.h>
 #include <faiss/ccd_scheduler/PoolStats.h>
-#include <faiss/ccd_scheduler/RunQueue.h>
 #include <faiss/ccd_scheduler/StealPolicy.h>
 #include <faiss/ccd_scheduler/Task.h>
 #include <faiss/ccd_scheduler/Topology.h>
@@ -71,16 +73,15 @@ namespace ccd {
 
 /// PoolOptions: construction-time knobs besides topology and policy.
 struct PoolOptions {
-    CoreChoice core_choice = CoreChoice::round_robin; ///< worker in a CCD
-    StealConfig steal;                 ///< cross-CCD threshold and backoff
-    bool pin_workers = true;           ///< pin workers that have a CPU
+    StealConfig steal;       ///< cross-CCD threshold and backoff
+    bool pin_workers = true; ///< pin workers that have a CPU
     /// spin_rounds: find_task rounds an idle worker polls before parking;
     /// -1 picks 64 when every worker has a core, 2 when oversubscribed.
     int spin_rounds = -1;
-    uint32_t deque_capacity = 4096;    ///< per worker, a power of two
-    uint32_t ring_capacity = 1024;     ///< per worker, a power of two
-    /// placement: MappingId -> CCD; nullptr = HashPlacement.
-    std::shared_ptr<const Placement> placement;
+    uint32_t deque_capacity = 4096; ///< per worker, a power of two
+    uint32_t ring_capacity = 1024;  ///< per worker, a power of two
+    /// mapping: MappingId -> CCD; nullptr = HashMapping.
+    std::shared_ptr<const Mapping> mapping;
 };
 
 class Pool {
@@ -101,16 +102,33 @@ class Pool {
     /// get them back. Any thread.
     template <class F>
     void submit(MappingId id, F&& f) {
-        dispatch(new TaskOf<std::decay_t<F>>(id, nullptr, std::forward<F>(f)));
+        submit(id, nullptr, std::forward<F>(f));
     }
+
+    /// submit: run f() once on some worker and report to `completion`
+    /// (nullptr: as above), which must stay alive until its done() for
+    /// this task. Any thread.
+    template <class F>
+    void submit(MappingId id, TaskCompletion* completion, F&& f) {
+        dispatch(new TaskOf<std::decay_t<F>>(
+                id,
+                completion,
+                std::forward<F>(f)));
+    }
+
+    /// help_one: a worker of this pool that waits for something runs one
+    /// task it finds (its own queue first, then steals in the work loop's
+    /// order) and returns true; false when it found none, and always for a
+    /// thread that is not a worker of this pool.
+    bool help_one();
 
     /// wait_idle: block until every task submitted so far, and every task
     /// those submit, has finished. Not from a worker of this pool.
     void wait_idle() const;
 
     /// pick_ccd: the CCD tasks with this id go to under this pool's policy
-    /// (-1 for ids the policy does not place: flat_steal, round_robin,
-    /// kLocalMappingId).
+    /// and current mapping (-1 for ids the policy does not place:
+    /// flat_steal, round_robin, kLocalMappingId).
     int pick_ccd(MappingId id) const;
 
     /// current_worker: the index of the calling thread in this pool, or -1.
@@ -127,25 +145,24 @@ class Pool {
         return topology_.num_workers();
     }
 
-    /// set_placement: publish a new MappingId -> CCD placement (nullptr:
-    /// back to HashPlacement) and return its epoch. Submissions that start
-    /// after the call use it; tasks already queued stay where they are. The
-    /// old placement is released once no submission still reads it (the
-    /// call waits for that, briefly: a reader holds it for one lookup).
-    /// Any thread; calls are serialised. Off the submit path.
-    uint64_t set_placement(std::shared_ptr<const Placement> placement);
+    /// set_mapping: publish a new MappingId -> CCD mapping (nullptr: back
+    /// to HashMapping) and return its epoch. Submissions that start after
+    /// the call use it; tasks already queued stay where they are. The old
+    /// mapping is released once no submission still reads it (the call
+    /// waits for that, briefly: a reader holds it for one lookup). Any
+    /// thread; calls are serialised. Off the submit path.
+    uint64_t set_mapping(std::shared_ptr<const Mapping> mapping);
 
-    /// placement: the current placement (a shared reference).
-    std::shared_ptr<const Placement> placement() const;
+    /// mapping: the current mapping (a shared reference).
+    std::shared_ptr<const Mapping> mapping() const;
 
-    /// placement_epoch: 0 at construction, +1 per set_placement().
-    uint64_t placement_epoch() const {
-        return placement_epoch_.load(std::memory_order_acquire);
+    /// mapping_epoch: 0 at construction, +1 per set_mapping(). The only
+    /// place the epoch is kept.
+    uint64_t mapping_epoch() const {
+        return mapping_epoch_.load(std::memory_order_acquire);
     }
 
    private:
-    friend class TaskGroup;
-
     struct Worker;
 
     /// dispatch: place and push a task, then wake whoever should run it.
@@ -154,31 +171,28 @@ class Pool {
     void wake_for(int target);
     /// find_task: steps 1-3 of the work loop; nullptr if nothing was found.
     TaskNode* find_task(int w, bool ignore_backoff);
-    /// run_task: run, account, delete; report to the group last.
+    /// run_task: run, account, delete; report to the completion last.
     void run_task(int w, TaskNode* task);
-    /// help_one: worker w, waiting for something, runs one task if it finds
-    /// one (TaskGroup::wait). True if it ran one.
-    bool help_one(int w);
     void worker_main(int w);
     int64_t ccd_backlog(int ccd) const;
     int choose_worker_in_ccd(int ccd);
-    /// place: the current placement's CCD for `id` (reader side of the
-    /// placement swap; see "Placement swap" below).
-    int place(MappingId id) const;
+    /// mapped_ccd: the current mapping's CCD for `id` (reader side of the
+    /// mapping swap; see "Mapping swap" below).
+    int mapped_ccd(MappingId id) const;
 
     Topology topology_;
     StealPolicy policy_;
     PoolOptions options_;
     int spin_rounds_;
 
-    // Placement swap. Readers (every submit that places by id) announce
+    // Mapping swap. Readers (every submit that places by id) announce
     // themselves in one of kReaderStripes counters, under the parity they
-    // read, then load placement_ and look the id up. A writer stores the
+    // read, then load mapping_ptr_ and look the id up. A writer stores the
     // new pointer, flips the parity and waits until the old parity's
     // counters have drained: every reader that can still hold the old
     // pointer incremented before the writer's check (it loads the pointer
     // after incrementing, and a load after the writer's store sees the new
-    // one), so once they drain nobody reads the old placement and it is
+    // one), so once they drain nobody reads the old mapping and it is
     // released. All seq_cst: the argument needs one total order over the
     // increment, the pointer store and load, and the check. Readers take
     // no lock and allocate nothing; stripes keep submitting threads off
@@ -188,11 +202,11 @@ class Pool {
         std::atomic<int64_t> count[2];
     };
     std::unique_ptr<ReaderStripe[]> reader_stripes_;
-    alignas(64) std::atomic<uint32_t> placement_parity_{0};
-    std::atomic<const Placement*> placement_ptr_{nullptr};
-    std::atomic<uint64_t> placement_epoch_{0};
-    mutable std::mutex placement_mutex_; ///< serialises writers
-    std::shared_ptr<const Placement> placement_owner_; ///< guarded by it
+    alignas(64) std::atomic<uint32_t> mapping_parity_{0};
+    std::atomic<const Mapping*> mapping_ptr_{nullptr};
+    std::atomic<uint64_t> mapping_epoch_{0};
+    mutable std::mutex mapping_mutex_;             ///< serialises writers
+    std::shared_ptr<const Mapping> mapping_owner_; ///< guarded by it
 
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<std::thread> threads_;

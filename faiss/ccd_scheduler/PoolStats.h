@@ -18,19 +18,19 @@ namespace ccd {
 struct WorkerStats {
     int worker = 0;
     int ccd = 0;
-    int cpu = -1;                   ///< pinned CPU, -1 = not pinned
-    uint64_t tasks_run = 0;         ///< tasks this worker ran
-    uint64_t local_pops = 0;        ///< taken from its own queue
-    uint64_t intra_ccd_steals = 0;  ///< taken from a worker of its CCD
-    uint64_t cross_ccd_steals = 0;  ///< taken from a worker of another CCD
-    uint64_t parks = 0;             ///< times it went to sleep
+    int cpu = -1;                     ///< pinned CPU, -1 = not pinned
+    uint64_t tasks_run = 0;           ///< tasks this worker ran
+    uint64_t local_pops = 0;          ///< taken from its own queue
+    uint64_t intra_ccd_steals = 0;    ///< taken from a worker of its CCD
+    uint64_t cross_ccd_steals = 0;    ///< taken from a worker of another CCD
+    uint64_t parks = 0;               ///< times it went to sleep
     uint64_t uncaught_exceptions = 0; ///< thrown by tasks without a group
-    int64_t queued = 0;             ///< tasks waiting in its queue (estimate)
+    int64_t queued = 0;               ///< tasks waiting in its queue (estimate)
 };
 
 struct PoolStats {
     std::vector<WorkerStats> workers;
-    uint64_t placement_epoch = 0; ///< see Pool::set_placement
+    uint64_t mapping_epoch = 0; ///< see Pool::set_mapping
 
     uint64_t tasks_run() const;
     uint64_t local_pops() const;

@@ -35,12 +35,6 @@ const char* policy_name(PolicyKind kind);
 /// (case-insensitive). Throws std::invalid_argument naming the bad name.
 PolicyKind policy_from_name(const std::string& name);
 
-/// CoreChoice: how the dispatcher picks a worker inside the chosen CCD.
-enum class CoreChoice {
-    round_robin,  ///< rotate through the CCD's workers (per submitting thread)
-    least_loaded, ///< the CCD's worker with the shortest queue (estimate)
-};
-
 /// StealConfig: the thresholds of the ccd policy.
 struct StealConfig {
     /// A remote CCD is a victim only when its queued tasks, summed over its

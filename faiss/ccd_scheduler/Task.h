@@ -1,32 +1,63 @@
 /**
  * Task: one unit of work in the pool, as the queues hold it.
  *
- * A task is a heap node holding the callable, its MappingId and the group it
- * belongs to (or none). Queues move raw TaskNode pointers; the node is owned
- * by whichever queue holds it, then by the worker that popped it, which runs
- * and deletes it exactly once (Pool::run_task).
+ * A task is a heap node holding the callable, its MappingId and, optionally,
+ * a TaskCompletion to tell when it is done. Queues move raw TaskNode
+ * pointers; the node is owned by whichever queue holds it, then by the
+ * thread that popped it, which runs and deletes it exactly once
+ * (Pool::run_task).
  */
 
 #pragma once
 
 #include <faiss/ccd_scheduler/MappingId.h>
-#include <faiss/ccd_scheduler/TaskAllocator.h>
 
 #include <cstddef>
+#include <exception>
 #include <new>
 #include <utility>
 
 namespace faiss {
 namespace ccd {
 
-class TaskGroup;
+namespace detail {
+// TaskAllocator (detail/TaskAllocator.h): per-thread block caches.
+void* allocate_task(std::size_t size);
+void deallocate_task(void* p, std::size_t size) noexcept;
+} // namespace detail
+
+/**
+ * TaskCompletion: told what became of each task it is attached to. The pool
+ * calls, for every such task, in this order and from the thread that runs
+ * it: should_run() once; if true, the callable, then task_threw() if it
+ * threw; then task_done(), after the task node (with the callable and its
+ * captures) is destroyed. task_done() is the pool's last access to the
+ * completion: the object may be destroyed by another thread as soon as
+ * task_done() lets it see the task as finished. TaskGroup is the library's
+ * completion; others (a batch of asynchronous queries, say) may implement their
+ * own.
+ */
+class TaskCompletion {
+   public:
+    /// should_run: false skips the task (its callable is destroyed unrun).
+    virtual bool should_run() noexcept {
+        return true;
+    }
+    /// task_threw: the task threw `error`.
+    virtual void task_threw(std::exception_ptr error) noexcept = 0;
+    /// task_done: the task finished, or was skipped.
+    virtual void task_done() noexcept = 0;
+
+   protected:
+    ~TaskCompletion() = default;
+};
 
 struct TaskNode {
     MappingId id;
-    TaskGroup* group; ///< nullptr for a task submitted to the pool directly
+    TaskCompletion* completion; ///< nullptr: exceptions are only counted
 
-    TaskNode(MappingId id_in, TaskGroup* group_in)
-            : id(id_in), group(group_in) {}
+    TaskNode(MappingId id_in, TaskCompletion* completion_in)
+            : id(id_in), completion(completion_in) {}
     virtual ~TaskNode() = default;
     virtual void run() = 0;
 
@@ -55,10 +86,10 @@ struct TaskNode {
 template <class F>
 struct TaskOf final : TaskNode {
     F fn;
-    TaskOf(MappingId id_in, TaskGroup* group_in, F&& f)
-            : TaskNode(id_in, group_in), fn(std::move(f)) {}
-    TaskOf(MappingId id_in, TaskGroup* group_in, const F& f)
-            : TaskNode(id_in, group_in), fn(f) {}
+    TaskOf(MappingId id_in, TaskCompletion* completion_in, F&& f)
+            : TaskNode(id_in, completion_in), fn(std::move(f)) {}
+    TaskOf(MappingId id_in, TaskCompletion* completion_in, const F& f)
+            : TaskNode(id_in, completion_in), fn(f) {}
     void run() override {
         fn();
     }

@@ -1,6 +1,6 @@
 #include <faiss/ccd_scheduler/TaskGroup.h>
 
-#include <faiss/ccd_scheduler/Futex.h>
+#include <faiss/ccd_scheduler/detail/Futex.h>
 
 #include <sched.h>
 
@@ -44,7 +44,7 @@ void TaskGroup::add_pending() {
     }
 }
 
-void TaskGroup::record_exception(std::exception_ptr error) {
+void TaskGroup::task_threw(std::exception_ptr error) noexcept {
     std::lock_guard<std::mutex> lock(error_mutex_);
     if (!error_) {
         error_ = std::move(error);
@@ -54,7 +54,7 @@ void TaskGroup::record_exception(std::exception_ptr error) {
     failed_.store(true, std::memory_order_release);
 }
 
-void TaskGroup::task_done() {
+void TaskGroup::task_done() noexcept {
     // acq_rel: release publishes the task's effects to the waiter, which
     // loads state_ with acquire; acquire orders this after earlier
     // decrements, so the one that reaches zero sees the waiter bit set
@@ -68,9 +68,8 @@ void TaskGroup::task_done() {
 }
 
 void TaskGroup::wait() {
-    int w = pool_.current_worker();
-    if (w >= 0) {
-        wait_as_worker(w);
+    if (pool_.current_worker() >= 0) {
+        wait_as_worker();
     } else {
         wait_as_outsider();
     }
@@ -129,10 +128,10 @@ void TaskGroup::wait_as_outsider() {
     }
 }
 
-void TaskGroup::wait_as_worker(int w) {
+void TaskGroup::wait_as_worker() {
     int idle = 0;
     while (pending() != 0) {
-        if (pool_.help_one(w)) {
+        if (pool_.help_one()) {
             idle = 0;
             continue;
         }

@@ -12,8 +12,12 @@
  * The group and the pool stay usable.
  *
  * Waiting on a worker: a worker of the pool that calls wait() runs other
- * tasks while it waits (help_one), so groups nested in tasks never
+ * tasks while it waits (Pool::help_one), so groups nested in tasks never
  * deadlock, even on a one-worker pool.
+ *
+ * The group is the TaskCompletion of its tasks (Task.h): should_run() is
+ * false once a task threw, task_threw() keeps the first exception,
+ * task_done() counts down. It uses only the pool's public interface.
  *
  * Sleeping and waking. `state_` is one 32-bit futex word: the number of
  * unfinished tasks in the low 31 bits, and kWaiterBit, set by a waiter that
@@ -43,7 +47,7 @@
 namespace faiss {
 namespace ccd {
 
-class TaskGroup {
+class TaskGroup final : public TaskCompletion {
    public:
     explicit TaskGroup(Pool& pool) : pool_(pool) {}
     ~TaskGroup();
@@ -55,8 +59,7 @@ class TaskGroup {
     template <class F>
     void submit(MappingId id, F&& f) {
         add_pending();
-        pool_.dispatch(
-                new TaskOf<std::decay_t<F>>(id, this, std::forward<F>(f)));
+        pool_.submit(id, this, std::forward<F>(f));
     }
 
     /// wait: until every task submitted so far has finished; rethrows the
@@ -73,23 +76,26 @@ class TaskGroup {
     }
 
    private:
-    friend class Pool;
+    // TaskCompletion, called by the pool for each task of the group.
+    bool should_run() noexcept override {
+        return !failed();
+    }
+    /// task_threw: keeps the first exception.
+    void task_threw(std::exception_ptr error) noexcept override;
+    /// task_done: counts the task down; the last access to the group's
+    /// memory.
+    void task_done() noexcept override;
 
     static constexpr uint32_t kWaiterBit = 1u << 31;
     static constexpr uint32_t kCountMask = kWaiterBit - 1;
 
     void add_pending();
-    /// record_exception: called by the pool when a task of the group threw.
-    void record_exception(std::exception_ptr error);
-    /// task_done: called by the pool after a task of the group finished or
-    /// was skipped. The last access to the group's memory.
-    void task_done();
     uint32_t pending() const {
         // acquire: pairs with task_done()'s release, so a waiter that sees
         // zero sees every effect of the group's tasks.
         return state_.load(std::memory_order_acquire) & kCountMask;
     }
-    void wait_as_worker(int w);
+    void wait_as_worker();
     void wait_as_outsider();
 
     Pool& pool_;

@@ -198,7 +198,9 @@ Topology from_nxm(const std::string& spec, const std::string& body) {
         }
     }
     return Topology::from_groups(
-            groups, Topology::Source::spec, unpinned_note(groups));
+            groups,
+            Topology::Source::spec,
+            unpinned_note(groups));
 }
 
 Topology from_cpu_lists(const std::string& spec, const std::string& body) {
@@ -253,7 +255,9 @@ Topology from_cpu_lists(const std::string& spec, const std::string& body) {
         groups.push_back(std::move(cpus));
     }
     return Topology::from_groups(
-            groups, Topology::Source::spec, unpinned_note(groups));
+            groups,
+            Topology::Source::spec,
+            unpinned_note(groups));
 }
 
 /// Hwloc: owns an hwloc topology and the bitmaps detect() allocates.
@@ -402,24 +406,28 @@ Topology Topology::from_spec(const std::string& spec) {
     return from_cpu_lists(spec, body);
 }
 
-Topology Topology::from_string(const std::string& spec_or_auto) {
-    std::string s = trim(spec_or_auto);
+namespace {
+
+bool is_auto(const std::string& spec) {
+    std::string s = trim(spec);
     for (char& c : s) {
         c = char(std::tolower((unsigned char)c));
     }
-    if (s.empty() || s == "auto") {
-        return detect();
-    }
-    return from_spec(spec_or_auto);
+    return s.empty() || s == "auto";
 }
 
-Topology Topology::from_env_or_detect() {
+} // namespace
+
+Topology Topology::from_string(const std::string& spec_or_auto) {
+    if (!is_auto(spec_or_auto)) {
+        return from_spec(spec_or_auto);
+    }
     const char* env = std::getenv("FAISS_CCD_TOPOLOGY");
-    if (env == nullptr) {
+    if (env == nullptr || is_auto(env)) {
         return detect();
     }
     try {
-        return from_string(env);
+        return from_spec(env);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(
                 std::string("FAISS_CCD_TOPOLOGY: ") + e.what());

@@ -40,12 +40,10 @@ class Topology {
     /// Throws std::invalid_argument whose message names the bad token.
     static Topology from_spec(const std::string& spec);
 
-    /// from_string: "" or "auto" -> detect(), anything else -> from_spec().
+    /// from_string: a spec -> from_spec(); "" or "auto" -> the spec in the
+    /// FAISS_CCD_TOPOLOGY environment variable when it is set (and not
+    /// itself "auto"), else detect(). The one place the variable is read.
     static Topology from_string(const std::string& spec_or_auto);
-
-    /// from_env_or_detect: from_string(getenv("FAISS_CCD_TOPOLOGY")), or
-    /// detect() when the variable is unset.
-    static Topology from_env_or_detect();
 
     int num_ccds() const {
         return int(first_worker_.size()) - 1;

@@ -24,7 +24,8 @@ namespace ccd {
 class TrafficSink {
    public:
     virtual ~TrafficSink() = default;
-    virtual void record(MappingId id, uint64_t items, uint64_t bytes) noexcept = 0;
+    virtual void
+    record(MappingId id, uint64_t items, uint64_t bytes) noexcept = 0;
 };
 
 } // namespace ccd

@@ -59,20 +59,23 @@ TEST_P(TaskGroupOn, RethrowsFirstExceptionAfterDrain) {
     Pool pool(Topology::from_spec(GetParam()));
     std::atomic<int> running{0};
     std::atomic<int> finished{0};
-    std::atomic<bool> thrown{false};
     std::atomic<int> still_running_at_rethrow{-1};
     TaskGroup group(pool);
     const int n = 2000;
     group.submit(make_mapping_id(1, 0), [&] {
-        thrown.store(true);
         throw std::runtime_error("list 0 is corrupt");
     });
+    // Every other task holds its worker until the group has recorded the
+    // failure (not merely until the throw: on an oversubscribed topology
+    // the thrower can be descheduled while it unwinds, and the others
+    // would all finish first). So at most one task per other worker runs;
+    // the rest are skipped, whatever the scheduling.
     for (int i = 1; i < n; i++) {
         group.submit(make_mapping_id(1, uint32_t(i)), [&] {
             running.fetch_add(1);
             const auto deadline =
                     std::chrono::steady_clock::now() + std::chrono::seconds(30);
-            while (!thrown.load() &&
+            while (!group.failed() &&
                    std::chrono::steady_clock::now() < deadline) {
                 std::this_thread::yield();
             }
@@ -89,13 +92,15 @@ TEST_P(TaskGroupOn, RethrowsFirstExceptionAfterDrain) {
         still_running_at_rethrow.store(running.load());
     }
     EXPECT_EQ(still_running_at_rethrow.load(), 0) << "rethrown before drain";
-    EXPECT_LT(finished.load(), n - 1);
+    EXPECT_LT(finished.load(), pool.num_workers());
     EXPECT_FALSE(group.failed());
 
     // Same group, same pool: works again, and reports no stale error.
     std::atomic<int> again{0};
     for (int i = 0; i < 100; i++) {
-        group.submit(kLocalMappingId, [&] { again.fetch_add(1); });
+        group.submit(kLocalMappingId, [&] {
+            again.fetch_add(1);
+        });
     }
     EXPECT_NO_THROW(group.wait());
     EXPECT_EQ(again.load(), 100);
@@ -150,7 +155,9 @@ TEST_P(TaskGroupOn, NestedGroupsDoNotDeadlock) {
     std::atomic<int64_t> nodes{0};
     int64_t counted = 0;
     TaskGroup root(pool);
-    root.submit(kLocalMappingId, [&] { counted = tree(pool, 7, 4, nodes); });
+    root.submit(kLocalMappingId, [&] {
+        counted = tree(pool, 7, 4, nodes);
+    });
     root.wait();
     const int64_t expected = 21845; // sum of 4^i for i = 0..7
     EXPECT_EQ(counted, expected);
@@ -201,8 +208,11 @@ TEST_P(TaskGroupOn, ConcurrentGroupsFromManyThreads) {
                 std::atomic<int> mine{0};
                 TaskGroup group(pool);
                 for (int i = 0; i < 8; i++) {
-                    group.submit(make_mapping_id(uint32_t(t), uint32_t(i)),
-                                 [&mine] { mine.fetch_add(1); });
+                    group.submit(
+                            make_mapping_id(uint32_t(t), uint32_t(i)),
+                            [&mine] {
+                                mine.fetch_add(1);
+                            });
                 }
                 group.wait();
                 wrong.fetch_add(mine.load() != 8);

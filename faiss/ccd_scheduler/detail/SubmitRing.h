@@ -58,7 +58,9 @@ class SubmitRing {
             if (dif == 0) {
                 // relaxed: the cell's seq, not tail_, carries the data.
                 if (tail_.compare_exchange_weak(
-                            pos, pos + 1, std::memory_order_relaxed)) {
+                            pos,
+                            pos + 1,
+                            std::memory_order_relaxed)) {
                     cell.task = task;
                     // release: publishes the task pointer and its contents.
                     cell.seq.store(pos + 1, std::memory_order_release);
@@ -82,7 +84,9 @@ class SubmitRing {
             int64_t dif = int64_t(seq) - int64_t(pos + 1);
             if (dif == 0) {
                 if (head_.compare_exchange_weak(
-                            pos, pos + 1, std::memory_order_relaxed)) {
+                            pos,
+                            pos + 1,
+                            std::memory_order_relaxed)) {
                     TaskNode* task = cell.task;
                     // release: hands the cell back to the producers.
                     cell.seq.store(pos + mask_ + 1, std::memory_order_release);

@@ -1,4 +1,4 @@
-#include <faiss/ccd_scheduler/TaskAllocator.h>
+#include <faiss/ccd_scheduler/detail/TaskAllocator.h>
 
 #include <atomic>
 #include <cstdint>
@@ -166,7 +166,10 @@ void deallocate_task(void* p, std::size_t size) noexcept {
         b->next = old;
         // release: publishes b->next to the owner's exchange.
     } while (!head.compare_exchange_weak(
-            old, b, std::memory_order_release, std::memory_order_relaxed));
+            old,
+            b,
+            std::memory_order_release,
+            std::memory_order_relaxed));
 }
 
 #endif

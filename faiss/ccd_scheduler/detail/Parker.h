@@ -16,7 +16,7 @@
 
 #pragma once
 
-#include <faiss/ccd_scheduler/Futex.h>
+#include <faiss/ccd_scheduler/detail/Futex.h>
 
 #include <atomic>
 #include <chrono>
@@ -64,7 +64,9 @@ class Parker {
                     // unpark() wins the exchange and owns the wake.
                     uint32_t expected = kParked;
                     return !word_.compare_exchange_strong(
-                            expected, kAwake, std::memory_order_acq_rel);
+                            expected,
+                            kAwake,
+                            std::memory_order_acq_rel);
                 }
             }
             detail::futex_wait(&word_, kParked, left_ns);

@@ -21,8 +21,8 @@
 
 #pragma once
 
-#include <faiss/ccd_scheduler/SubmitRing.h>
-#include <faiss/ccd_scheduler/WorkStealingDeque.h>
+#include <faiss/ccd_scheduler/detail/SubmitRing.h>
+#include <faiss/ccd_scheduler/detail/WorkStealingDeque.h>
 
 #include <atomic>
 #include <cstdint>
@@ -110,7 +110,9 @@ class RunQueue {
         overflow_pushes_.fetch_add(1, std::memory_order_relaxed);
         // release (under the mutex too): lock-free readers of the size see
         // the task's list entry; pops take the mutex anyway.
-        overflow_size_.store(int64_t(overflow_.size()), std::memory_order_release);
+        overflow_size_.store(
+                int64_t(overflow_.size()),
+                std::memory_order_release);
         if (external) {
             overflow_external_pushes_.fetch_add(1, std::memory_order_release);
         }
@@ -127,7 +129,9 @@ class RunQueue {
         }
         TaskNode* task = overflow_.front();
         overflow_.pop_front();
-        overflow_size_.store(int64_t(overflow_.size()), std::memory_order_release);
+        overflow_size_.store(
+                int64_t(overflow_.size()),
+                std::memory_order_release);
         return task;
     }
 

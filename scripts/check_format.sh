@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# check_format.sh [--fix]: every tracked C and C++ file against .clang-format
+# (clang-format --dry-run --Werror); lists the files that differ and fails
+# if any does. --fix rewrites them instead.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+./scripts/install_deps.sh clang-format
+
+mapfile -t files < <(git ls-files '*.h' '*.cpp' '*.c')
+if [[ ${1:-} == --fix ]]; then
+    clang-format -i "${files[@]}"
+    echo "check_format: formatted ${#files[@]} files"
+    exit 0
+fi
+differ=()
+for f in "${files[@]}"; do
+    if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then
+        differ+=("$f")
+    fi
+done
+if [[ ${#differ[@]} -gt 0 ]]; then
+    echo "check_format: ${#differ[@]} of ${#files[@]} files differ from" \
+         ".clang-format (fix: ./scripts/check_format.sh --fix):" >&2
+    printf '  %s\n' "${differ[@]}" >&2
+    exit 1
+fi
+echo "check_format: ${#files[@]} files match .clang-format"
