@@ -176,16 +176,23 @@ struct RunInfo {
     std::string markdown() const {
         char buf[256];
         std::string m = "- command: `" + command + "`\n";
-        std::snprintf(buf, sizeof(buf), ", %u hardware threads, %.0f s%s\n",
-                      hardware_concurrency, seconds,
-                      quick ? " (--quick)" : "");
+        std::snprintf(
+                buf,
+                sizeof(buf),
+                ", %u hardware threads, %.0f s%s\n",
+                hardware_concurrency,
+                seconds,
+                quick ? " (--quick)" : "");
         m += "- date: " + date_utc + ", commit " + git_commit + buf;
         m += "- topology: " + topology +
                 (topology_note.empty() ? "" : " (" + topology_note + ")") +
                 "\n";
-        std::snprintf(buf, sizeof(buf),
-                      "- load average (1 min): %.2f before, %.2f after\n",
-                      loadavg_before, loadavg_after);
+        std::snprintf(
+                buf,
+                sizeof(buf),
+                "- load average (1 min): %.2f before, %.2f after\n",
+                loadavg_before,
+                loadavg_after);
         return m + buf;
     }
 

@@ -47,7 +47,7 @@ struct Target {
 };
 
 struct Results {
-    RunInfo run; ///< topology: the real one (runs also use emulated ones)
+    RunInfo run;      ///< topology: the real one (runs also use emulated ones)
     std::string note; ///< from the workload (e.g. no Fashion-MNIST)
 
     // The plan that was run.

@@ -106,8 +106,7 @@ std::vector<float> synthetic_queries(const SyntheticSpec& s, const Blobs& b) {
     std::normal_distribution<float> gauss(0, 1);
     std::vector<float> q(s.nq * s.d);
     for (size_t i = 0; i < s.nq; i++) {
-        const size_t r =
-                std::lower_bound(cdf.begin(), cdf.end(), uni(rng)) -
+        const size_t r = std::lower_bound(cdf.begin(), cdf.end(), uni(rng)) -
                 cdf.begin();
         const int blob = b.by_rank[std::min(r, s.nblobs - 1)];
         const float* c = b.centers.data() + size_t(blob) * s.d;
@@ -159,8 +158,10 @@ std::unique_ptr<faiss::IndexIVF> try_read_index(const std::string& path) {
             return std::unique_ptr<faiss::IndexIVF>(ivf);
         }
     } catch (const std::exception& e) {
-        fprintf(stderr, "bench_ivf: cache %s unreadable (%s), rebuilding\n",
-                path.c_str(), e.what());
+        fprintf(stderr,
+                "bench_ivf: cache %s unreadable (%s), rebuilding\n",
+                path.c_str(),
+                e.what());
     }
     return nullptr;
 }
@@ -176,12 +177,18 @@ void write_atomically(const std::string& path, Writer write) {
         write(tmp);
         std::filesystem::rename(tmp, path);
     } catch (const std::exception& e) {
-        fprintf(stderr, "bench_ivf: could not cache %s: %s\n", path.c_str(),
+        fprintf(stderr,
+                "bench_ivf: could not cache %s: %s\n",
+                path.c_str(),
                 e.what());
     }
 }
 
-bool read_gt(const std::string& path, size_t nq, int k, std::vector<idx_t>* gt) {
+bool read_gt(
+        const std::string& path,
+        size_t nq,
+        int k,
+        std::vector<idx_t>* gt) {
     FILE* f = fopen(path.c_str(), "rb");
     if (f == nullptr) {
         return false;
@@ -197,8 +204,11 @@ bool read_gt(const std::string& path, size_t nq, int k, std::vector<idx_t>* gt) 
     return ok;
 }
 
-void write_gt(const std::string& path, size_t nq, int k,
-              const std::vector<idx_t>& gt) {
+void write_gt(
+        const std::string& path,
+        size_t nq,
+        int k,
+        const std::vector<idx_t>& gt) {
     write_atomically(path, [&](const std::string& tmp) {
         FILE* f = fopen(tmp.c_str(), "wb");
         if (f == nullptr) {
@@ -214,7 +224,11 @@ void write_gt(const std::string& path, size_t nq, int k,
 }
 
 std::vector<idx_t> exact_topk(
-        int d, size_t nb, const float* base, size_t nq, const float* q,
+        int d,
+        size_t nb,
+        const float* base,
+        size_t nq,
+        const float* q,
         int k) {
     faiss::IndexFlatL2 flat(d);
     flat.add(idx_t(nb), base);
@@ -238,8 +252,9 @@ void index_and_gt(
     namespace fs = std::filesystem;
     ds.cache_file = (fs::path(cache_dir) / (key + ".faissindex")).string();
     const std::string gt_file = (fs::path(cache_dir) /
-            (key + ".gt" + std::to_string(gt_nq) + "x" +
-             std::to_string(ds.gt_k))).string();
+                                 (key + ".gt" + std::to_string(gt_nq) + "x" +
+                                  std::to_string(ds.gt_k)))
+                                        .string();
     ds.gt_nq = std::min(gt_nq, ds.nq);
 
     double t0 = now_s();
@@ -248,14 +263,17 @@ void index_and_gt(
     const bool gt_cached = read_gt(gt_file, ds.gt_nq, ds.gt_k, &ds.gt);
     std::vector<float> base;
     if (!ds.index_from_cache || !gt_cached) {
-        fprintf(stderr, "bench_ivf: %s: generating/loading base vectors\n",
+        fprintf(stderr,
+                "bench_ivf: %s: generating/loading base vectors\n",
                 ds.name.c_str());
         base = base_fn();
     }
     if (!ds.index_from_cache) {
         fprintf(stderr,
                 "bench_ivf: %s: building IVF%zu,Flat (train on %zu) ...\n",
-                ds.name.c_str(), ds.nlist, std::min(ntrain, ds.nb));
+                ds.name.c_str(),
+                ds.nlist,
+                std::min(ntrain, ds.nb));
         ds.index = build_ivf(ds.d, ds.nlist, ds.nb, base.data(), ntrain, seed);
         write_atomically(ds.cache_file, [&](const std::string& tmp) {
             faiss::write_index(ds.index.get(), tmp.c_str());
@@ -263,20 +281,30 @@ void index_and_gt(
     }
     ds.build_seconds = now_s() - t0;
     ds.index->nprobe = ds.nprobe;
-    fprintf(stderr, "bench_ivf: %s: index %s in %.1f s (%s)\n",
-            ds.name.c_str(), ds.index_from_cache ? "loaded from cache" : "built",
-            ds.build_seconds, ds.cache_file.c_str());
+    fprintf(stderr,
+            "bench_ivf: %s: index %s in %.1f s (%s)\n",
+            ds.name.c_str(),
+            ds.index_from_cache ? "loaded from cache" : "built",
+            ds.build_seconds,
+            ds.cache_file.c_str());
 
     t0 = now_s();
     if (!gt_cached) {
-        ds.gt = exact_topk(ds.d, ds.nb, base.data(), ds.gt_nq,
-                           ds.queries.data(), ds.gt_k);
+        ds.gt = exact_topk(
+                ds.d,
+                ds.nb,
+                base.data(),
+                ds.gt_nq,
+                ds.queries.data(),
+                ds.gt_k);
         write_gt(gt_file, ds.gt_nq, ds.gt_k, ds.gt);
     }
     ds.gt_seconds = now_s() - t0;
-    fprintf(stderr, "bench_ivf: %s: ground truth for %zu queries %s (%.1f s)\n",
-            ds.name.c_str(), ds.gt_nq, gt_cached ? "loaded from cache"
-                                                 : "computed (IndexFlatL2)",
+    fprintf(stderr,
+            "bench_ivf: %s: ground truth for %zu queries %s (%.1f s)\n",
+            ds.name.c_str(),
+            ds.gt_nq,
+            gt_cached ? "loaded from cache" : "computed (IndexFlatL2)",
             ds.gt_seconds);
     ds.lists = list_stats(*ds.index);
 }
@@ -295,8 +323,8 @@ std::vector<uint8_t> read_idx_gz(
         if (gzread(f, b, 4) != 4) {
             return false;
         }
-        *v = uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 |
-                uint32_t(b[2]) << 8 | uint32_t(b[3]);
+        *v = uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 |
+                uint32_t(b[3]);
         return true;
     };
     uint32_t m = 0;
@@ -341,18 +369,32 @@ std::vector<float> fmnist_images(const std::string& path, size_t n, int* d) {
 
 std::string SyntheticSpec::key() const {
     char buf[256];
-    snprintf(buf, sizeof(buf),
-             "synthetic-v%d-nb%zu-d%d-blobs%zu-nlist%zu-train%zu-sz%g-sp%g-"
-             "seed%llu",
-             kCacheVersion, nb, d, nblobs, nlist, ntrain, size_sigma, spread,
-             (unsigned long long)seed);
+    snprintf(
+            buf,
+            sizeof(buf),
+            "synthetic-v%d-nb%zu-d%d-blobs%zu-nlist%zu-train%zu-sz%g-sp%g-"
+            "seed%llu",
+            kCacheVersion,
+            nb,
+            d,
+            nblobs,
+            nlist,
+            ntrain,
+            size_sigma,
+            spread,
+            (unsigned long long)seed);
     return buf;
 }
 
 std::string FmnistSpec::key() const {
     char buf[128];
-    snprintf(buf, sizeof(buf), "fmnist-v%d-nb%zu-nlist%zu", kCacheVersion, nb,
-             nlist);
+    snprintf(
+            buf,
+            sizeof(buf),
+            "fmnist-v%d-nb%zu-nlist%zu",
+            kCacheVersion,
+            nb,
+            nlist);
     return buf;
 }
 
@@ -368,16 +410,24 @@ Dataset make_synthetic(
     ds.nprobe = spec.nprobe;
     ds.nq = spec.nq;
     char buf[256];
-    snprintf(buf, sizeof(buf),
-             "%zu x %d gaussian blobs (%zu blobs, lognormal sizes sigma %g, "
-             "spread %g), queries Zipf(%g) over blobs, seed %llu",
-             spec.nb, spec.d, spec.nblobs, spec.size_sigma, spec.spread,
-             spec.zipf_s, (unsigned long long)spec.seed);
+    snprintf(
+            buf,
+            sizeof(buf),
+            "%zu x %d gaussian blobs (%zu blobs, lognormal sizes sigma %g, "
+            "spread %g), queries Zipf(%g) over blobs, seed %llu",
+            spec.nb,
+            spec.d,
+            spec.nblobs,
+            spec.size_sigma,
+            spec.spread,
+            spec.zipf_s,
+            (unsigned long long)spec.seed);
     ds.description = buf;
     const Blobs blobs = make_blobs(spec);
     ds.queries = synthetic_queries(spec, blobs);
-    index_and_gt(ds, spec.key(), spec.ntrain, spec.seed, gt_nq, cache_dir,
-                 [&] { return synthetic_base(spec, blobs); });
+    index_and_gt(ds, spec.key(), spec.ntrain, spec.seed, gt_nq, cache_dir, [&] {
+        return synthetic_base(spec, blobs);
+    });
     return ds;
 }
 
@@ -390,8 +440,10 @@ Dataset load_fmnist(
     ds.nlist = spec.nlist;
     ds.nprobe = spec.nprobe;
     const std::string base_path = spec.dir + "/train-images-idx3-ubyte.gz";
-    ds.queries = fmnist_images(spec.dir + "/t10k-images-idx3-ubyte.gz",
-                               spec.nq, &ds.d);
+    ds.queries = fmnist_images(
+            spec.dir + "/t10k-images-idx3-ubyte.gz",
+            spec.nq,
+            &ds.d);
     ds.nq = ds.queries.size() / ds.d;
     // The base size is known without decompressing the whole file only
     // from the spec; clamp it to what the file holds when we do read it.
@@ -431,12 +483,8 @@ ListStats list_stats(const faiss::IndexIVF& index) {
     return s;
 }
 
-double recall_at(
-        const Dataset& ds,
-        int r,
-        size_t n,
-        const idx_t* labels,
-        int k) {
+double
+recall_at(const Dataset& ds, int r, size_t n, const idx_t* labels, int k) {
     n = std::min(n, ds.gt_nq);
     r = std::min(r, std::min(k, ds.gt_k));
     if (n == 0 || r <= 0) {

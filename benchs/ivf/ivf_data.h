@@ -64,10 +64,10 @@ struct FmnistSpec {
 struct ListStats {
     size_t nlist = 0;
     size_t empty = 0;
-    double avg = 0;            ///< codes per list
-    size_t max = 0;            ///< largest list
+    double avg = 0; ///< codes per list
+    size_t max = 0; ///< largest list
     double max_over_avg = 0;
-    double top1pct_share = 0;  ///< share of codes in the largest 1% of lists
+    double top1pct_share = 0; ///< share of codes in the largest 1% of lists
 };
 
 struct Dataset {
@@ -103,22 +103,16 @@ Dataset make_synthetic(
 
 /// load_fmnist: Fashion-MNIST; throws std::runtime_error when the files are
 /// missing or malformed.
-Dataset load_fmnist(
-        const FmnistSpec& spec,
-        size_t gt_nq,
-        const std::string& cache_dir);
+Dataset
+load_fmnist(const FmnistSpec& spec, size_t gt_nq, const std::string& cache_dir);
 
 /// list_stats: the list-size figures of an IVF index.
 ListStats list_stats(const faiss::IndexIVF& index);
 
 /// recall_at: mean |top-r of `labels` ∩ top-r of gt| / r over queries
 /// [0, n) (n <= ds.gt_nq); labels has k per query.
-double recall_at(
-        const Dataset& ds,
-        int r,
-        size_t n,
-        const idx_t* labels,
-        int k);
+double
+recall_at(const Dataset& ds, int r, size_t n, const idx_t* labels, int k);
 
 } // namespace ivf
 } // namespace bench

@@ -60,7 +60,8 @@ bool parse_args(int argc, char** argv, Options* o) {
             o->dataset = argv[++i];
             if (o->dataset != "synthetic" && o->dataset != "fmnist" &&
                 o->dataset != "both") {
-                fprintf(stderr, "bench_ivf: unknown data set '%s'\n",
+                fprintf(stderr,
+                        "bench_ivf: unknown data set '%s'\n",
                         o->dataset.c_str());
                 return false;
             }
@@ -74,7 +75,8 @@ bool parse_args(int argc, char** argv, Options* o) {
         } else if (a == "--rounds" && has_value) {
             o->rounds = atoi(argv[++i]);
             if (o->rounds <= 0) {
-                fprintf(stderr, "bench_ivf: --rounds wants a positive number\n");
+                fprintf(stderr,
+                        "bench_ivf: --rounds wants a positive number\n");
                 return false;
             }
         } else if (a == "--topology" && has_value) {

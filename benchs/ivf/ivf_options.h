@@ -15,7 +15,7 @@ struct Options {
     std::string out = "benchs/results";
     bool quick = false;
     std::string dataset = "both";
-    size_t nb = 0; ///< 0: the plan's default
+    size_t nb = 0;  ///< 0: the plan's default
     int rounds = 0; ///< 0: the plan's default
     std::string topology;
     std::string command;
@@ -32,7 +32,7 @@ struct Plan {
     size_t single_nq = 2000;
     size_t clients_nq = 2000;
     size_t batch_nq = 4000;
-    size_t gt_nq = 2000; ///< queries with exact ground truth
+    size_t gt_nq = 2000;       ///< queries with exact ground truth
     size_t scan_cost_nq = 200; ///< queries of the one-thread scan-cost probe
     /// A round of the single and clients scenarios is measured in blocks,
     /// contenders taking turns block by block (finer interleaving against

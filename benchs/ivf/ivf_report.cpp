@@ -1,8 +1,8 @@
 #include "ivf_report.h"
 
 #include "common/json_writer.h"
-#include "ivf_report_util.h"
 #include "common/run_info.h"
+#include "ivf_report_util.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -120,8 +120,9 @@ std::string to_json(const DatasetResults& r) {
         j.field("p99_ms", row.p99);
         j.field("p999_ms", row.p999);
         j.field("samples_per_round",
-                uint64_t(row.rounds.empty() ? 0
-                                            : row.rounds[0].latency.samples));
+                uint64_t(
+                        row.rounds.empty() ? 0
+                                           : row.rounds[0].latency.samples));
         j.field("own_cpu_share", row.own_cpu);
         j.field("other_cpu_share", row.other_cpu);
         j.field("reruns", row.reruns);
@@ -225,10 +226,12 @@ std::string cpu_cell(const ScenarioRow& row) {
     if (row.own_cpu < 0) {
         return "?";
     }
-    return fmt("%.0f%% / %s%s", 100 * row.own_cpu,
-               row.other_cpu < 0 ? "?"
-                                 : fmt("%.0f%%", 100 * row.other_cpu).c_str(),
-               row.reruns > 0 ? fmt(" (%d rerun)", row.reruns).c_str() : "");
+    return fmt(
+            "%.0f%% / %s%s",
+            100 * row.own_cpu,
+            row.other_cpu < 0 ? "?"
+                              : fmt("%.0f%%", 100 * row.other_cpu).c_str(),
+            row.reruns > 0 ? fmt(" (%d rerun)", row.reruns).c_str() : "");
 }
 
 } // namespace
@@ -238,43 +241,65 @@ std::string to_markdown(const DatasetResults& r) {
     m += "# bench_ivf: " + r.dataset + "\n\n";
     m += r.run.markdown();
     m += "- data: " + r.description + "\n";
-    m += fmt("- index: IVF%zu,Flat over %zu x %d, nprobe %zu, k %d; lists: "
-             "avg %.0f, max %zu (%.1fx avg), largest 1%% hold %.0f%% of "
-             "codes, %zu empty\n",
-             r.nlist, r.nb, r.d, r.nprobe, r.k, r.lists.avg, r.lists.max,
-             r.lists.max_over_avg, 100 * r.lists.top1pct_share,
-             r.lists.empty);
-    m += fmt("- index %s in %.1f s (`%s`)\n",
-             r.index_from_cache ? "loaded from the cache" : "built and cached",
-             r.build_seconds, r.cache_file.c_str());
+    m +=
+            fmt("- index: IVF%zu,Flat over %zu x %d, nprobe %zu, k %d; lists: "
+                "avg %.0f, max %zu (%.1fx avg), largest 1%% hold %.0f%% of "
+                "codes, %zu empty\n",
+                r.nlist,
+                r.nb,
+                r.d,
+                r.nprobe,
+                r.k,
+                r.lists.avg,
+                r.lists.max,
+                r.lists.max_over_avg,
+                100 * r.lists.top1pct_share,
+                r.lists.empty);
+    m += fmt(
+            "- index %s in %.1f s (`%s`)\n",
+            r.index_from_cache ? "loaded from the cache" : "built and cached",
+            r.build_seconds,
+            r.cache_file.c_str());
     if (r.recall10_all >= 0) {
-        m += fmt("- recall@10 against exact search (IndexFlatL2), "
-                 "stock-pm0 over %zu queries: %.4f\n",
-                 r.recall10_all_queries, r.recall10_all);
+        m +=
+                fmt("- recall@10 against exact search (IndexFlatL2), "
+                    "stock-pm0 over %zu queries: %.4f\n",
+                    r.recall10_all_queries,
+                    r.recall10_all);
     }
-    m += fmt("- plan: %d round%s per scenario; in a round the contenders "
-             "take turns block by block (single: %d blocks, clients: %d, "
-             "batch: 1), each block starting with another contender, "
-             "backwards in odd rounds; tables give the median of the "
-             "rounds. Samples per round: single %zu, %d clients %zu, batch "
-             "%zu queries. \"CPU ours / others\": shares of the whole "
-             "machine used by this process and by everything else during "
-             "the measured runs (getrusage, /proc/stat): others' share is "
-             "the noise.\n",
-             r.rounds, r.rounds == 1 ? "" : "s", r.single_blocks,
-             r.clients_blocks, r.single_nq, r.nclients, r.clients_nq,
-             r.batch_nq);
+    m +=
+            fmt("- plan: %d round%s per scenario; in a round the contenders "
+                "take turns block by block (single: %d blocks, clients: %d, "
+                "batch: 1), each block starting with another contender, "
+                "backwards in odd rounds; tables give the median of the "
+                "rounds. Samples per round: single %zu, %d clients %zu, batch "
+                "%zu queries. \"CPU ours / others\": shares of the whole "
+                "machine used by this process and by everything else during "
+                "the measured runs (getrusage, /proc/stat): others' share is "
+                "the noise.\n",
+                r.rounds,
+                r.rounds == 1 ? "" : "s",
+                r.single_blocks,
+                r.clients_blocks,
+                r.single_nq,
+                r.nclients,
+                r.clients_nq,
+                r.batch_nq);
     int reruns = 0;
     for (const ScenarioRow& row : r.rows) {
         reruns += row.reruns;
     }
     if (r.max_reruns > 0) {
-        m += fmt("- noise: a block of 0.5 s or more during which others "
-                 "took over %.0f%% of the machine was measured again (at "
-                 "most %d times, %.0f s per data set): %d blocks, %.0f s "
-                 "discarded.\n",
-                 100 * r.noisy_share, r.max_reruns, r.rerun_budget_s, reruns,
-                 r.rerun_seconds);
+        m +=
+                fmt("- noise: a block of 0.5 s or more during which others "
+                    "took over %.0f%% of the machine was measured again (at "
+                    "most %d times, %.0f s per data set): %d blocks, %.0f s "
+                    "discarded.\n",
+                    100 * r.noisy_share,
+                    r.max_reruns,
+                    r.rerun_budget_s,
+                    reruns,
+                    r.rerun_seconds);
     }
     m += "\n";
     m += "Contenders:\n";
@@ -285,28 +310,37 @@ std::string to_markdown(const DatasetResults& r) {
 
     const Best s50 = best_stock(r, "single", &ScenarioRow::p50, false);
     const Best s999 = best_stock(r, "single", &ScenarioRow::p999, false);
-    m += fmt("\n## Single client, single queries (%zu per round)\n\n",
-             r.single_nq);
+    m +=
+            fmt("\n## Single client, single queries (%zu per round)\n\n",
+                r.single_nq);
     m += "| contender | QPS | P50 ms | P99 ms | P999 ms | P50 / best stock "
          "| P999 / best stock | recall@10 | CPU ours / others |\n";
     m += "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const ScenarioRow& row : r.rows) {
         if (row.scenario == "single") {
-            m += fmt("| %s | %.1f | %.3f | %.3f | %.2f | %.2f | %.2f | %.4f "
-                     "| %s |\n",
-                     row.contender.c_str(), row.qps, row.p50, row.p99,
-                     row.p999, ratio(row.p50, s50.value),
-                     ratio(row.p999, s999.value), row.recall10,
-                     cpu_cell(row).c_str());
+            m +=
+                    fmt("| %s | %.1f | %.3f | %.3f | %.2f | %.2f | %.2f | %.4f "
+                        "| %s |\n",
+                        row.contender.c_str(),
+                        row.qps,
+                        row.p50,
+                        row.p99,
+                        row.p999,
+                        ratio(row.p50, s50.value),
+                        ratio(row.p999, s999.value),
+                        row.recall10,
+                        cpu_cell(row).c_str());
         }
     }
 
     const Best cq = best_stock(r, "clients", &ScenarioRow::qps, true);
     const Best c50 = best_stock(r, "clients", &ScenarioRow::p50, false);
     const Best c999 = best_stock(r, "clients", &ScenarioRow::p999, false);
-    m += fmt("\n## %d clients, single queries, closed loop (%zu per "
-             "round)\n\n",
-             r.nclients, r.clients_nq);
+    m +=
+            fmt("\n## %d clients, single queries, closed loop (%zu per "
+                "round)\n\n",
+                r.nclients,
+                r.clients_nq);
     m += "| contender | QPS | QPS / best stock | QPS / own batch | P50 ms | "
          "P99 ms | P999 ms | P50 / best stock | P999 / best stock | CPU "
          "ours / others |\n";
@@ -314,13 +348,19 @@ std::string to_markdown(const DatasetResults& r) {
     for (const ScenarioRow& row : r.rows) {
         if (row.scenario == "clients") {
             const ScenarioRow* b = r.row("batch", row.contender);
-            m += fmt("| %s | %.1f | %.2f | %s | %.2f | %.2f | %.2f | %.2f "
-                     "| %.2f | %s |\n",
-                     row.contender.c_str(), row.qps, ratio(row.qps, cq.value),
-                     b ? fmt("%.2f", ratio(row.qps, b->qps)).c_str() : "-",
-                     row.p50, row.p99,
-                     row.p999, ratio(row.p50, c50.value),
-                     ratio(row.p999, c999.value), cpu_cell(row).c_str());
+            m +=
+                    fmt("| %s | %.1f | %.2f | %s | %.2f | %.2f | %.2f | %.2f "
+                        "| %.2f | %s |\n",
+                        row.contender.c_str(),
+                        row.qps,
+                        ratio(row.qps, cq.value),
+                        b ? fmt("%.2f", ratio(row.qps, b->qps)).c_str() : "-",
+                        row.p50,
+                        row.p99,
+                        row.p999,
+                        ratio(row.p50, c50.value),
+                        ratio(row.p999, c999.value),
+                        cpu_cell(row).c_str());
         }
     }
 
@@ -330,10 +370,14 @@ std::string to_markdown(const DatasetResults& r) {
          "recall@10 | CPU ours / others |\n|---|---:|---:|---:|---:|---:|\n";
     for (const ScenarioRow& row : r.rows) {
         if (row.scenario == "batch") {
-            m += fmt("| %s | %.1f | %.2f | %.2f | %.4f | %s |\n",
-                     row.contender.c_str(), row.qps, ratio(row.qps, bq.value),
-                     ratio(double(r.batch_nq), row.qps), row.recall10,
-                     cpu_cell(row).c_str());
+            m +=
+                    fmt("| %s | %.1f | %.2f | %.2f | %.4f | %s |\n",
+                        row.contender.c_str(),
+                        row.qps,
+                        ratio(row.qps, bq.value),
+                        ratio(double(r.batch_nq), row.qps),
+                        row.recall10,
+                        cpu_cell(row).c_str());
         }
     }
 
@@ -347,35 +391,45 @@ std::string to_markdown(const DatasetResults& r) {
             for (uint64_t t : row.tasks_per_ccd) {
                 per += (per.empty() ? "" : " / ") + std::to_string(t);
             }
-            m += fmt("| %s | %s | %.1f | %llu | %llu | %.0f%% | %llu | %s "
-                     "|\n",
-                     row.scenario.c_str(), row.contender.c_str(),
-                     row.tasks_per_query,
-                     (unsigned long long)row.intra_steals,
-                     (unsigned long long)row.cross_steals,
-                     100 * row.cross_steal_ratio,
-                     (unsigned long long)row.parks, per.c_str());
+            m +=
+                    fmt("| %s | %s | %.1f | %llu | %llu | %.0f%% | %llu | %s "
+                        "|\n",
+                        row.scenario.c_str(),
+                        row.contender.c_str(),
+                        row.tasks_per_query,
+                        (unsigned long long)row.intra_steals,
+                        (unsigned long long)row.cross_steals,
+                        100 * row.cross_steal_ratio,
+                        (unsigned long long)row.parks,
+                        per.c_str());
         }
     }
 
     if (r.has_scan_cost) {
         const ScanCost& c = r.scan_cost;
-        m += fmt("\n## Scan cost on one thread (%zu queries, k %d; "
-                 "ivf_scan_cost.h)\n\n",
-                 c.queries, c.k);
+        m +=
+                fmt("\n## Scan cost on one thread (%zu queries, k %d; "
+                    "ivf_scan_cost.h)\n\n",
+                    c.queries,
+                    c.k);
         m += "| variant | ms per query | vs one_heap | heaps merged per "
              "query |\n|---|---:|---:|---:|\n";
         for (size_t i = 0; i < c.variants.size(); i++) {
-            m += fmt("| %s | %.3f | %.2f | %.1f |\n", c.variants[i].c_str(),
-                     c.ms_per_query[i],
-                     ratio(c.ms_per_query[i], c.ms_per_query[0]),
-                     c.tasks_per_query[i]);
+            m +=
+                    fmt("| %s | %.3f | %.2f | %.1f |\n",
+                        c.variants[i].c_str(),
+                        c.ms_per_query[i],
+                        ratio(c.ms_per_query[i], c.ms_per_query[0]),
+                        c.tasks_per_query[i]);
         }
-        m += fmt("\nCoarse quantizer, process CPU per query: %.3f ms one "
-                 "query per call (%zu single queries), %.3f ms with %zu in "
-                 "one call (a batch: BLAS).\n",
-                 c.coarse_ms_single, c.queries, c.coarse_ms_batch,
-                 c.coarse_batch_nq);
+        m +=
+                fmt("\nCoarse quantizer, process CPU per query: %.3f ms one "
+                    "query per call (%zu single queries), %.3f ms with %zu in "
+                    "one call (a batch: BLAS).\n",
+                    c.coarse_ms_single,
+                    c.queries,
+                    c.coarse_ms_batch,
+                    c.coarse_batch_nq);
     }
 
     m += "\n## Results against stock-pm0 (same scenario, same queries)\n\n";
@@ -383,14 +437,17 @@ std::string to_markdown(const DatasetResults& r) {
         if (!row.compared) {
             continue;
         }
-        m += fmt("- %s %s: %zu queries, %zu with a different distance, %zu "
-                 "with a different label%s\n",
-                 row.scenario.c_str(), row.contender.c_str(),
-                 row.mismatch.compared, row.mismatch.distance_queries,
-                 row.mismatch.label_queries,
-                 row.mismatch.label_queries > row.mismatch.distance_queries
-                         ? " (ties or order among equal distances)"
-                         : "");
+        m +=
+                fmt("- %s %s: %zu queries, %zu with a different distance, %zu "
+                    "with a different label%s\n",
+                    row.scenario.c_str(),
+                    row.contender.c_str(),
+                    row.mismatch.compared,
+                    row.mismatch.distance_queries,
+                    row.mismatch.label_queries,
+                    row.mismatch.label_queries > row.mismatch.distance_queries
+                            ? " (ties or order among equal distances)"
+                            : "");
         for (const std::string& e : row.mismatch.examples) {
             m += "  - " + e + "\n";
         }

@@ -23,7 +23,8 @@ struct ScenarioRow {
     std::string scenario; ///< "single", "clients" or "batch"
     std::string contender;
     std::vector<RunResult> rounds;
-    int reruns = 0; ///< noisy blocks measured again    // Medians over the rounds.
+    int reruns =
+            0; ///< noisy blocks measured again    // Medians over the rounds.
     double qps = 0;
     double p50 = 0, p99 = 0, p999 = 0;
     double own_cpu = -1, other_cpu = -1; ///< machine shares (RunResult)
@@ -74,8 +75,8 @@ struct DatasetResults {
     // The plan.
     int rounds = 0, nclients = 0;
     int single_blocks = 1, clients_blocks = 1; ///< turns per round
-    double noisy_share = 0;   ///< blocks with more others' CPU are rerun
-    int max_reruns = 0;       ///< per block
+    double noisy_share = 0; ///< blocks with more others' CPU are rerun
+    int max_reruns = 0;     ///< per block
     double rerun_budget_s = 0;
     double rerun_seconds = 0; ///< spent on discarded noisy blocks
     size_t single_nq = 0, clients_nq = 0, batch_nq = 0;
@@ -89,8 +90,9 @@ struct DatasetResults {
     std::vector<TargetCheck> targets;
     std::vector<std::string> notes; ///< diagnosis lines for the report
 
-    const ScenarioRow* row(const std::string& scenario,
-                           const std::string& contender) const;
+    const ScenarioRow* row(
+            const std::string& scenario,
+            const std::string& contender) const;
 };
 
 /// judge_targets: the targets for each pool contender, with a

@@ -2,8 +2,8 @@
 
 #include <faiss/invlists/InvertedLists.h>
 
-#include <sys/resource.h>
 #include <faiss/utils/Heap.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +23,10 @@ using Clock = std::chrono::steady_clock;
 enum Variant { kOneHeap, kTaskPerList, kTaskPerChunk, kSeededChunk, kCount };
 
 const char* const kNames[kCount] = {
-        "one_heap", "task_per_list", "task_per_chunk", "seeded_chunk"};
+        "one_heap",
+        "task_per_list",
+        "task_per_chunk",
+        "seeded_chunk"};
 
 /// Scan: one query through one variant.
 struct Scan {
@@ -35,9 +38,15 @@ struct Scan {
     std::vector<idx_t> local_ids;
 
     /// run: the query's sorted top-k into dis/ids; returns heaps merged.
-    size_t run(Variant v, faiss::InvertedListScanner& scanner,
-               const float* x, const idx_t* assign, const float* coarse,
-               size_t nprobe, float* dis, idx_t* ids) {
+    size_t run(
+            Variant v,
+            faiss::InvertedListScanner& scanner,
+            const float* x,
+            const idx_t* assign,
+            const float* coarse,
+            size_t nprobe,
+            float* dis,
+            idx_t* ids) {
         faiss::heap_heapify<C>(k, dis, ids);
         scanner.set_query(x);
         size_t tasks = 0;
@@ -54,9 +63,8 @@ struct Scan {
                 scanner.scan_codes(size, codes.get(), lids.get(), dis, ids, k);
                 continue;
             }
-            const size_t step = v == kTaskPerList || size <= threshold
-                    ? size
-                    : chunk;
+            const size_t step =
+                    v == kTaskPerList || size <= threshold ? size : chunk;
             for (size_t b = 0; b < size; b += step) {
                 const size_t e = std::min(size, b + step);
                 float* ld = local_dis.data();
@@ -65,8 +73,13 @@ struct Scan {
                 if (v == kSeededChunk) {
                     std::fill(ld, ld + k, dis[0]);
                 }
-                scanner.scan_codes(e - b, codes.get() + b * il.code_size,
-                                   lids.get() + b, ld, li, k);
+                scanner.scan_codes(
+                        e - b,
+                        codes.get() + b * il.code_size,
+                        lids.get() + b,
+                        ld,
+                        li,
+                        k);
                 for (int j = 0; j < k; j++) {
                     if (li[j] != -1 && C::cmp(dis[0], ld[j])) {
                         faiss::heap_replace_top<C>(k, dis, ids, ld[j], li[j]);
@@ -109,17 +122,24 @@ ScanCost measure_scan_cost(
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     double t0 = cpu_seconds();
     for (size_t q = 0; q < nq; q++) {
-        index.quantizer->search(1, queries + q * index.d, idx_t(nprobe),
-                                coarse.data() + q * nprobe,
-                                assign.data() + q * nprobe);
+        index.quantizer->search(
+                1,
+                queries + q * index.d,
+                idx_t(nprobe),
+                coarse.data() + q * nprobe,
+                assign.data() + q * nprobe);
     }
     const double t1 = cpu_seconds();
     {
         batch_nq = std::max(batch_nq, nq);
         std::vector<idx_t> a(batch_nq * nprobe);
         std::vector<float> c(batch_nq * nprobe);
-        index.quantizer->search(idx_t(batch_nq), queries, idx_t(nprobe),
-                                c.data(), a.data());
+        index.quantizer->search(
+                idx_t(batch_nq),
+                queries,
+                idx_t(nprobe),
+                c.data(),
+                a.data());
     }
     const double t2 = cpu_seconds();
     r.coarse_ms_single = 1000 * (t1 - t0) / double(std::max<size_t>(1, nq));
@@ -131,7 +151,8 @@ ScanCost measure_scan_cost(
     scan.local_ids.resize(k);
     // The rule of IndexIVFCCD.cpp's Chunking (private there).
     const double avg = std::max(
-            1.0, double(index.invlists->compute_ntotal()) / index.nlist);
+            1.0,
+            double(index.invlists->compute_ntotal()) / index.nlist);
     if (ccd.split_factor > 0) {
         scan.chunk = std::max(ccd.min_chunk, size_t(ccd.chunk_factor * avg));
         scan.threshold = std::max(scan.chunk, size_t(ccd.split_factor * avg));
@@ -148,22 +169,30 @@ ScanCost measure_scan_cost(
             const Variant v = Variant((i + q) % kCount);
             const Clock::time_point t0 = Clock::now();
             tasks[v] += double(scan.run(
-                    v, *scanner, queries + q * index.d,
-                    assign.data() + q * nprobe, coarse.data() + q * nprobe,
-                    nprobe, dis.data() + v * k, ids.data() + v * k));
+                    v,
+                    *scanner,
+                    queries + q * index.d,
+                    assign.data() + q * nprobe,
+                    coarse.data() + q * nprobe,
+                    nprobe,
+                    dis.data() + v * k,
+                    ids.data() + v * k));
             seconds[v] +=
                     std::chrono::duration<double>(Clock::now() - t0).count();
         }
         bool differs = false;
         for (int v = 1; v < kCount; v++) {
-            differs |= !std::equal(dis.begin(), dis.begin() + k,
-                                   dis.begin() + v * k);
+            differs |= !std::equal(
+                    dis.begin(),
+                    dis.begin() + k,
+                    dis.begin() + v * k);
         }
         r.distance_mismatches += differs;
     }
     for (int v = 0; v < kCount; v++) {
         r.variants.push_back(kNames[v]);
-        r.ms_per_query.push_back(1000 * seconds[v] / double(std::max<size_t>(1, nq)));
+        r.ms_per_query.push_back(
+                1000 * seconds[v] / double(std::max<size_t>(1, nq)));
         r.tasks_per_query.push_back(tasks[v] / double(std::max<size_t>(1, nq)));
     }
     return r;

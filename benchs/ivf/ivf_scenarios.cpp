@@ -59,9 +59,17 @@ class CpuMeter {
             return -1;
         }
         unsigned long long v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        const int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
-                               &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-                               &v[7]);
+        const int got =
+                fscanf(f,
+                       "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+                       &v[0],
+                       &v[1],
+                       &v[2],
+                       &v[3],
+                       &v[4],
+                       &v[5],
+                       &v[6],
+                       &v[7]);
         fclose(f);
         if (got < 4) {
             return -1;
@@ -78,8 +86,10 @@ faiss::ccd::PoolStats stats_of(const Contender& c) {
     return c.pool() ? c.pool()->stats() : faiss::ccd::PoolStats();
 }
 
-void finish(const Contender& c, const faiss::ccd::PoolStats& before,
-            RunResult* r) {
+void finish(
+        const Contender& c,
+        const faiss::ccd::PoolStats& before,
+        RunResult* r) {
     if (c.pool()) {
         r->has_pool = true;
         r->pool_delta = c.pool()->stats().since(before);
@@ -116,12 +126,14 @@ void RunResult::add(const RunResult& block) {
         return t > 0 ? (mine * seconds + theirs * block.seconds) / t : mine;
     };
     own_cpu = queries == 0 ? block.own_cpu : weighted(own_cpu, block.own_cpu);
-    other_cpu =
-            queries == 0 ? block.other_cpu : weighted(other_cpu, block.other_cpu);
+    other_cpu = queries == 0 ? block.other_cpu
+                             : weighted(other_cpu, block.other_cpu);
     seconds = t;
     queries += block.queries;
     samples_ms.insert(
-            samples_ms.end(), block.samples_ms.begin(), block.samples_ms.end());
+            samples_ms.end(),
+            block.samples_ms.begin(),
+            block.samples_ms.end());
     if (block.has_pool) {
         if (!has_pool) {
             pool_delta = block.pool_delta;
@@ -158,9 +170,12 @@ RunResult run_single(const Contender& c, const Workload& w, Answers* out) {
     const Clock::time_point start = Clock::now();
     for (size_t i = w.begin; i < w.end; i++) {
         const Clock::time_point t0 = Clock::now();
-        c.search(1, w.queries + i * w.d, w.k,
-                 out->distances.data() + i * w.k,
-                 out->labels.data() + i * w.k);
+        c.search(
+                1,
+                w.queries + i * w.d,
+                w.k,
+                out->distances.data() + i * w.k,
+                out->labels.data() + i * w.k);
         r.samples_ms[i - w.begin] = ms_between(t0, Clock::now());
     }
     r.seconds = ms_between(start, Clock::now()) / 1000;
@@ -169,11 +184,8 @@ RunResult run_single(const Contender& c, const Workload& w, Answers* out) {
     return r;
 }
 
-RunResult run_clients(
-        const Contender& c,
-        const Workload& w,
-        int nclients,
-        Answers* out) {
+RunResult
+run_clients(const Contender& c, const Workload& w, int nclients, Answers* out) {
     RunResult r;
     r.queries = w.end - w.begin;
     r.samples_ms.resize(r.queries);
@@ -194,9 +206,12 @@ RunResult run_clients(
                     break;
                 }
                 const Clock::time_point t0 = Clock::now();
-                c.search(1, w.queries + i * w.d, w.k,
-                         out->distances.data() + i * w.k,
-                         out->labels.data() + i * w.k);
+                c.search(
+                        1,
+                        w.queries + i * w.d,
+                        w.k,
+                        out->distances.data() + i * w.k,
+                        out->labels.data() + i * w.k);
                 r.samples_ms[i - w.begin] = ms_between(t0, Clock::now());
             }
         });
@@ -224,9 +239,12 @@ RunResult run_batch(const Contender& c, const Workload& w, Answers* out) {
     c.client_init();
     const CpuMeter cpu;
     const Clock::time_point start = Clock::now();
-    c.search(idx_t(r.queries), w.queries + w.begin * w.d, w.k,
-             out->distances.data() + w.begin * w.k,
-             out->labels.data() + w.begin * w.k);
+    c.search(
+            idx_t(r.queries),
+            w.queries + w.begin * w.d,
+            w.k,
+            out->distances.data() + w.begin * w.k,
+            out->labels.data() + w.begin * w.k);
     r.seconds = ms_between(start, Clock::now()) / 1000;
     cpu.finish(r.seconds, &r);
     finish(c, before, &r);
@@ -268,12 +286,17 @@ Mismatch compare_answers(
         if (dis_differs && m.examples.size() < 5) {
             const size_t at = q * k + first;
             char buf[200];
-            snprintf(buf, sizeof(buf),
-                     "query %zu rank %zu: distance %.9g (id %lld) vs "
-                     "reference %.9g (id %lld)",
-                     q, first, answers.distances[at],
-                     (long long)answers.labels[at], reference.distances[at],
-                     (long long)reference.labels[at]);
+            snprintf(
+                    buf,
+                    sizeof(buf),
+                    "query %zu rank %zu: distance %.9g (id %lld) vs "
+                    "reference %.9g (id %lld)",
+                    q,
+                    first,
+                    answers.distances[at],
+                    (long long)answers.labels[at],
+                    reference.distances[at],
+                    (long long)reference.labels[at]);
             m.examples.push_back(buf);
         }
     }

@@ -77,11 +77,8 @@ struct Workload {
 /// The runners measure one block: w's queries, answers into their slots
 /// of `out`. Call RunResult::finalize() (or add() blocks, then finalize).
 RunResult run_single(const Contender& c, const Workload& w, Answers* out);
-RunResult run_clients(
-        const Contender& c,
-        const Workload& w,
-        int nclients,
-        Answers* out);
+RunResult
+run_clients(const Contender& c, const Workload& w, int nclients, Answers* out);
 RunResult run_batch(const Contender& c, const Workload& w, Answers* out);
 
 /// warm_up: a few single queries and a small batch, untimed, so that lazy
@@ -90,9 +87,9 @@ void warm_up(const Contender& c, const Workload& w);
 
 /// Mismatch: how a contender's answers differ from the reference's.
 struct Mismatch {
-    size_t compared = 0;          ///< queries compared
-    size_t distance_queries = 0;  ///< queries with any distance different
-    size_t label_queries = 0;     ///< queries with any label different
+    size_t compared = 0;               ///< queries compared
+    size_t distance_queries = 0;       ///< queries with any distance different
+    size_t label_queries = 0;          ///< queries with any label different
     std::vector<std::string> examples; ///< first few, readable
 };
 

@@ -83,8 +83,8 @@ class PoolExactlyOnce : public ::testing::TestWithParam<TopologyAndPolicy> {};
 TEST_P(PoolExactlyOnce, EveryTaskRunsOnce) {
     const std::string spec = std::get<0>(GetParam());
     const PolicyKind policy = std::get<1>(GetParam());
-    const int64_t total = policy == PolicyKind::ccd ? scaled(1000000)
-                                                    : scaled(200000);
+    const int64_t total =
+            policy == PolicyKind::ccd ? scaled(1000000) : scaled(200000);
     const int kSubmitters = 4;
     const int64_t parents = total / 12 * 10 / kSubmitters * kSubmitters;
     const int64_t slots = parents + parents / 10 * 2 + 2;
@@ -101,7 +101,8 @@ TEST_P(PoolExactlyOnce, EveryTaskRunsOnce) {
                 std::mt19937_64 rng(s);
                 for (int64_t i = s; i < parents; i += kSubmitters) {
                     MappingId id = make_mapping_id(
-                            uint32_t(rng() % 15), uint32_t(rng() % 1024));
+                            uint32_t(rng() % 15),
+                            uint32_t(rng() % 1024));
                     pool.submit(id, [&, i] {
                         counts.hit(size_t(i));
                         if (i % 10 == 0) {
@@ -231,7 +232,9 @@ TEST(PoolStealOrder, SiblingBeforeRemoteCcd) {
             gates[w].wait();
         });
     }
-    ASSERT_TRUE(spin_until([&] { return s_queued.load(); }));
+    ASSERT_TRUE(spin_until([&] {
+        return s_queued.load();
+    }));
     const MappingId r_id = first_id_on_ccd(pool, 0);
     for (int i = 0; i < kR; i++) {
         pool.submit(r_id, [&] {
@@ -243,7 +246,9 @@ TEST(PoolStealOrder, SiblingBeforeRemoteCcd) {
     }
     const PoolStats before = pool.stats();
     gates[2].open.store(true);
-    ASSERT_TRUE(spin_until([&] { return r_ran.load() == kR; }));
+    ASSERT_TRUE(spin_until([&] {
+        return r_ran.load() == kR;
+    }));
     const PoolStats delta = pool.stats().since(before);
     for (Gate& g : gates) {
         g.open.store(true);
@@ -269,7 +274,9 @@ TEST(PoolStealOrder, ThresholdKeepsWorkHome) {
         blocked.store(true);
         gate.wait();
     });
-    ASSERT_TRUE(spin_until([&] { return blocked.load(); }));
+    ASSERT_TRUE(spin_until([&] {
+        return blocked.load();
+    }));
     std::atomic<int> on_ccd1{0};
     for (int i = 0; i < 100; i++) {
         pool.submit(home0, [&] {
@@ -294,12 +301,13 @@ TEST(PoolPolicy, RoundRobinNeverSteals) {
         blocked_on.store(pool.current_worker());
         gate.wait();
     });
-    ASSERT_TRUE(spin_until([&] { return blocked_on.load() >= 0; }));
+    ASSERT_TRUE(spin_until([&] {
+        return blocked_on.load() >= 0;
+    }));
     std::atomic<int> ran_elsewhere{0};
     for (int i = 0; i < 1000; i++) {
         pool.submit(make_mapping_id(1, uint32_t(i)), [&] {
-            ran_elsewhere.fetch_add(
-                    pool.current_worker() != blocked_on.load());
+            ran_elsewhere.fetch_add(pool.current_worker() != blocked_on.load());
         });
     }
     // Half the tasks went to the blocked worker's ring and must still wait.
@@ -308,8 +316,9 @@ TEST(PoolPolicy, RoundRobinNeverSteals) {
     gate.open.store(true);
     pool.wait_idle();
     EXPECT_EQ(ran_elsewhere.load(), 500);
-    EXPECT_EQ(pool.stats().intra_ccd_steals() + pool.stats().cross_ccd_steals(),
-              0u);
+    EXPECT_EQ(
+            pool.stats().intra_ccd_steals() + pool.stats().cross_ccd_steals(),
+            0u);
 }
 
 // ~Pool runs every pending task, including tasks submitted by pending
@@ -348,10 +357,14 @@ TEST(PoolExceptions, UngroupedThrowIsCounted) {
     Pool pool(Topology::from_spec("2x1"));
     std::atomic<int> after{0};
     for (int i = 0; i < 10; i++) {
-        pool.submit(kLocalMappingId, [] { throw std::runtime_error("x"); });
+        pool.submit(kLocalMappingId, [] {
+            throw std::runtime_error("x");
+        });
     }
     pool.wait_idle();
-    pool.submit(kLocalMappingId, [&] { after.fetch_add(1); });
+    pool.submit(kLocalMappingId, [&] {
+        after.fetch_add(1);
+    });
     pool.wait_idle();
     uint64_t uncaught = 0;
     for (const WorkerStats& w : pool.stats().workers) {
@@ -430,8 +443,11 @@ TEST(PoolClients, ManyClientsShareOnePool) {
         clients.emplace_back([&, c] {
             TaskGroup group(pool);
             for (int i = 0; i < per_client; i++) {
-                group.submit(make_mapping_id(uint32_t(c), uint32_t(i % 64)),
-                             [&ran] { ran.fetch_add(1); });
+                group.submit(
+                        make_mapping_id(uint32_t(c), uint32_t(i % 64)),
+                        [&ran] {
+                            ran.fetch_add(1);
+                        });
             }
             group.wait();
         });
