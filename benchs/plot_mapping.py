@@ -76,7 +76,7 @@ def plot_moved(ax, drifts):
 def plot_build(ax, build, target_ms):
     """Map build time, wall and thread CPU, against the target."""
     names = ["hot_cold", "migration_aware", "snapshot"]
-    labels = ["place_hot_cold", "place_migr._aware", "MappingSnapshot"]
+    labels = ["map_hot_cold", "map_migr._aware", "MappingSnapshot"]
     xs = list(range(len(names)))
     ax.bar([x - 0.2 for x in xs], [build[n]["wall_ms"] for n in names], 0.4,
            label="wall", color="C0")
@@ -117,10 +117,10 @@ def plot_submit(ax, submit):
 
 
 def plot_bare(ax, submit):
-    """Bare costs: record, tick per record, lookups, set_placement."""
+    """Bare costs: record, tick per record, lookups, set_mapping."""
     rows = [("record (worker)", submit["record_worker_ns"]),
             ("tick / record", submit["tick_ns_per_record"]),
-            ("set_placement", submit["set_placement_ns"])]
+            ("set_mapping", submit["set_mapping_ns"])]
     rows += [(l["name"].replace("::pick_ccd", ""), l["zipf_ns"])
              for l in submit["lookups"]]
     ax.barh(range(len(rows)), [v for _, v in rows], color="C4")

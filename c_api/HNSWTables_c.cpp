@@ -1,6 +1,7 @@
 /**
- * HNSWTables_c.cpp: FaissCcdHNSWTables, a faiss::ccd::HNSWTables plus the
- * references that keep its pool and its tables' indexes alive.
+ * HNSWTables_c.cpp: FaissCcdHNSWTables, a faiss::ccd::HNSWTables (which
+ * keeps its runtime alive) plus the references that keep its tables'
+ * indexes alive.
  */
 
 #include "HNSWTables_c.h"
@@ -19,7 +20,6 @@
 
 struct FaissCcdHNSWTables_H {
     // Destroyed in reverse order: the tables before what they use.
-    std::shared_ptr<faiss::ccd::Pool> pool;
     std::mutex mutex; ///< guards `indexes` and (un)registration
     std::unordered_map<uint32_t, std::shared_ptr<faiss::Index>> indexes;
     std::unique_ptr<faiss::ccd::HNSWTables> tables;
@@ -35,8 +35,7 @@ int faiss_ccd_HNSWTables_new(
     FAISS_CCD_C_CHECK_NOT_NULL(pool);
     FAISS_CCD_C_TRY {
         std::unique_ptr<FaissCcdHNSWTables_H> h(new FaissCcdHNSWTables_H);
-        h->pool = pool->pool;
-        h->tables.reset(new faiss::ccd::HNSWTables(h->pool));
+        h->tables.reset(new faiss::ccd::HNSWTables(pool->runtime));
         *p_tables = h.release();
     }
     FAISS_CCD_C_CATCH_ALL;
@@ -60,10 +59,10 @@ int faiss_ccd_HNSWTables_add_table(
         auto inserted = tables->indexes.emplace(table_id, index->index);
         FAISS_CCD_C_CHECK_ARG(
                 inserted.second,
-                "table id %" PRIu32 " is already registered",
+                "table id %" PRIu32 " is already taken",
                 table_id);
         try {
-            tables->tables->register_table(table_id, hnsw, false);
+            tables->tables->add_table(table_id, hnsw, false);
         } catch (...) {
             tables->indexes.erase(inserted.first);
             throw;
@@ -89,7 +88,7 @@ int faiss_ccd_HNSWTables_remove_table(
                         "unknown table id %" PRIu32,
                         table_id);
             }
-            released = tables->tables->unregister_table(table_id);
+            released = tables->tables->remove_table(table_id);
             index = std::move(it->second);
             tables->indexes.erase(it);
         }
@@ -163,8 +162,7 @@ void faiss_ccd_HNSWTables_free(FaissCcdHNSWTables* tables) {
         {
             std::lock_guard<std::mutex> lock(tables->mutex);
             for (const auto& entry : tables->indexes) {
-                released.push_back(
-                        tables->tables->unregister_table(entry.first));
+                released.push_back(tables->tables->remove_table(entry.first));
             }
         }
         for (auto& r : released) {

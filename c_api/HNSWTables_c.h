@@ -27,7 +27,7 @@ int faiss_ccd_HNSWTables_new(FaissCcdHNSWTables** p_tables, FaissCcdPool* pool);
 
 /// faiss_ccd_HNSWTables_add_table: register index (a faiss::IndexHNSW, e.g.
 /// "HNSW32" or "HNSW32,SQ8"; else FAISS_CCD_ERROR_INVALID_ARGUMENT) as
-/// table_id. An id already registered, or the reserved 0xffffffff:
+/// table_id. An id already taken, or the reserved 0xffffffff:
 /// FAISS_CCD_ERROR_INVALID_ARGUMENT. One index may be added under
 /// several ids.
 int faiss_ccd_HNSWTables_add_table(

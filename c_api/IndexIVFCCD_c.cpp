@@ -1,6 +1,7 @@
 /**
  * IndexIVFCCD_c.cpp: FaissCcdIndexIVFCCD, a faiss::ccd::IndexIVFCCD plus
- * the references that keep its index and its pool alive.
+ * the reference that keeps its index alive (the wrapper holds its
+ * runtime).
  */
 
 #include "IndexIVFCCD_c.h"
@@ -14,8 +15,7 @@
 struct FaissCcdIndexIVFCCD_H {
     // Destroyed in reverse order: the wrapper before what it uses.
     std::shared_ptr<faiss::Index> index;
-    std::shared_ptr<faiss::ccd::Pool> pool;
-    std::unique_ptr<faiss::ccd::IndexIVFCCD> ivfccd;
+    std::unique_ptr<faiss::ccd::IndexIVFCCD> ivfccd; ///< holds the runtime
 };
 
 extern "C" {
@@ -42,8 +42,8 @@ int faiss_ccd_IndexIVFCCD_new(
     FAISS_CCD_C_TRY {
         std::unique_ptr<FaissCcdIndexIVFCCD_H> h(new FaissCcdIndexIVFCCD_H);
         h->index = index->index;
-        h->pool = pool->pool;
-        h->ivfccd.reset(new faiss::ccd::IndexIVFCCD(ivf, h->pool, table_id));
+        h->ivfccd.reset(
+                new faiss::ccd::IndexIVFCCD(ivf, pool->runtime, table_id));
         *p_ivfccd = h.release();
     }
     FAISS_CCD_C_CATCH_ALL;

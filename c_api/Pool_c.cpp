@@ -11,8 +11,8 @@
 #include <faiss/ccd_scheduler/Topology.h>
 
 #include <climits>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace {
@@ -43,17 +43,12 @@ int faiss_ccd_Pool_new(
     FAISS_CCD_C_CHECK_NOT_NULL(p_pool);
     *p_pool = nullptr;
     FAISS_CCD_C_TRY {
-        const bool automatic = topology == nullptr ||
-                std::strcmp(topology, "") == 0 ||
-                std::strcmp(topology, "auto") == 0;
-        faiss::ccd::Topology topo = automatic
-                ? faiss::ccd::Topology::from_env_or_detect()
-                : faiss::ccd::Topology::from_spec(topology);
-        faiss::ccd::PolicyKind kind = policy
-                ? faiss::ccd::policy_from_name(policy)
-                : faiss::ccd::PolicyKind::ccd;
-        auto pool = std::make_shared<faiss::ccd::Pool>(topo, kind);
-        *p_pool = new FaissCcdPool_H{std::move(pool)};
+        faiss::ccd::RuntimeOptions options;
+        options.topology = topology ? topology : "auto";
+        if (policy) {
+            options.policy = faiss::ccd::policy_from_name(policy);
+        }
+        *p_pool = new FaissCcdPool_H{faiss::ccd::Runtime::create(options)};
     }
     FAISS_CCD_C_CATCH_ALL;
 }
@@ -61,14 +56,14 @@ int faiss_ccd_Pool_new(
 int faiss_ccd_Pool_num_workers(const FaissCcdPool* pool, int* p_num_workers) {
     FAISS_CCD_C_CHECK_NOT_NULL(pool);
     FAISS_CCD_C_CHECK_NOT_NULL(p_num_workers);
-    *p_num_workers = pool->pool->num_workers();
+    *p_num_workers = pool->runtime->pool().num_workers();
     return FAISS_CCD_OK;
 }
 
 int faiss_ccd_Pool_num_ccds(const FaissCcdPool* pool, int* p_num_ccds) {
     FAISS_CCD_C_CHECK_NOT_NULL(pool);
     FAISS_CCD_C_CHECK_NOT_NULL(p_num_ccds);
-    *p_num_ccds = pool->pool->topology().num_ccds();
+    *p_num_ccds = pool->runtime->pool().topology().num_ccds();
     return FAISS_CCD_OK;
 }
 
@@ -81,8 +76,9 @@ int faiss_ccd_Pool_describe(
         FAISS_CCD_C_CHECK_NOT_NULL(buf);
     }
     FAISS_CCD_C_TRY {
-        std::string line = pool->pool->topology().describe() + ", policy " +
-                faiss::ccd::policy_name(pool->pool->policy());
+        std::string line = pool->runtime->pool().topology().describe() +
+                ", policy " +
+                faiss::ccd::policy_name(pool->runtime->pool().policy());
         if (line.size() > size_t(INT_MAX)) {
             line.resize(INT_MAX);
         }
@@ -98,7 +94,7 @@ int faiss_ccd_Pool_stats(const FaissCcdPool* pool, FaissCcdPoolStats* stats) {
     FAISS_CCD_C_CHECK_NOT_NULL(pool);
     FAISS_CCD_C_CHECK_NOT_NULL(stats);
     FAISS_CCD_C_TRY {
-        faiss::ccd::PoolStats s = pool->pool->stats();
+        faiss::ccd::PoolStats s = pool->runtime->pool().stats();
         FaissCcdPoolStats out = {};
         out.tasks_run = s.tasks_run();
         out.local_pops = s.local_pops();
@@ -109,7 +105,7 @@ int faiss_ccd_Pool_stats(const FaissCcdPool* pool, FaissCcdPoolStats* stats) {
             out.uncaught_exceptions += w.uncaught_exceptions;
         }
         out.cross_ccd_steal_ratio = s.cross_ccd_steal_ratio();
-        out.placement_epoch = s.placement_epoch;
+        out.mapping_epoch = s.mapping_epoch;
         out.num_workers = int(s.workers.size());
         *stats = out;
     }
@@ -122,14 +118,14 @@ int faiss_ccd_Pool_worker_stats(
         FaissCcdWorkerStats* stats) {
     FAISS_CCD_C_CHECK_NOT_NULL(pool);
     FAISS_CCD_C_CHECK_NOT_NULL(stats);
-    const int nw = pool->pool->num_workers();
+    const int nw = pool->runtime->pool().num_workers();
     FAISS_CCD_C_CHECK_ARG(
             worker >= 0 && worker < nw,
             "worker %d out of range [0, %d)",
             worker,
             nw);
     FAISS_CCD_C_TRY {
-        faiss::ccd::PoolStats s = pool->pool->stats();
+        faiss::ccd::PoolStats s = pool->runtime->pool().stats();
         copy_worker_stats(s.workers.at(worker), stats);
     }
     FAISS_CCD_C_CATCH_ALL;

@@ -29,7 +29,7 @@ typedef struct FaissCcdPoolStats {
     uint64_t parks;               ///< times a worker went to sleep
     uint64_t uncaught_exceptions; ///< thrown by tasks, dropped by the pool
     double cross_ccd_steal_ratio; ///< cross-CCD steals / all steals (or 0)
-    uint64_t placement_epoch;     ///< placement changes since construction
+    uint64_t mapping_epoch;       ///< placement changes since construction
     int num_workers;
 } FaissCcdPoolStats;
 
@@ -48,7 +48,8 @@ typedef struct FaissCcdWorkerStats {
 } FaissCcdWorkerStats;
 
 /**
- * faiss_ccd_Pool_new: start a pool.
+ * faiss_ccd_Pool_new: start a pool, with the monitor that re-maps its keys
+ * to CCDs as the traffic of the indexes searched through it drifts.
  *  topology  NULL, "" or "auto": $FAISS_CCD_TOPOLOGY if set, else
  *            detected (hwloc L3 domains), as Python's Pool("auto");
  *            otherwise a spec: "NxM" (N CCDs of M workers, e.g. "4x2") or

@@ -9,7 +9,7 @@
 #include "faiss_ccd_c.h"
 
 #include <faiss/Index.h>
-#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 
 #include <memory>
 #include <type_traits>
@@ -22,6 +22,7 @@ struct FaissCcdIndex_H {
     std::shared_ptr<faiss::Index> index;
 };
 
+/// A C pool is a Runtime: the pool and the monitor that re-maps its keys.
 struct FaissCcdPool_H {
-    std::shared_ptr<faiss::ccd::Pool> pool;
+    std::shared_ptr<faiss::ccd::Runtime> runtime;
 };

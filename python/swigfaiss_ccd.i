@@ -57,8 +57,7 @@ static_assert(sizeof(uintptr_t) == sizeof(unsigned long),
     }
 }
 
-%ignore faiss::ccd::python::PoolCore;
-%ignore faiss::ccd::python::PoolHandle::core;
+%ignore faiss::ccd::python::PoolHandle::runtime;
 %ignore faiss::ccd::python::Completions::State;
 %ignore faiss::ccd::python::Completions::state;
 %ignore faiss::ccd::python::RangeResult::get;

@@ -38,6 +38,7 @@
 #include <faiss/HNSWTables.h>
 #include <faiss/ccd_scheduler/Monitor.h>
 #include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 #include <faiss/ccd_scheduler/Topology.h>
 
 #include <omp.h>
@@ -69,6 +70,8 @@ using faiss::ccd::PolicyKind;
 using faiss::ccd::Pool;
 using faiss::ccd::PoolOptions;
 using faiss::ccd::PoolStats;
+using faiss::ccd::Runtime;
+using faiss::ccd::RuntimeOptions;
 using faiss::ccd::Topology;
 using idx_t = faiss::Index::idx_t;
 using Clock = std::chrono::steady_clock;
@@ -344,23 +347,24 @@ struct Bench {
                     ? o.threshold
                     : topology.num_workers() / topology.num_ccds();
         }
-        auto pool = std::make_shared<Pool>(topology, contender.policy, options);
-        HNSWTables tables(pool);
-        for (int t = 0; t < w.num_tables(); t++) {
-            tables.register_table(uint32_t(t), w.indexes[t].get(), false);
-        }
         // The monitor re-places tables from the traffic they report; its
         // windows are shortened to the length of a run.
-        std::unique_ptr<Monitor> monitor;
-        if (contender.tuned) {
-            MonitorConfig config;
-            config.fast_window_s = 2;
-            config.slow_window_s = 8;
-            config.bucket_s = 0.25;
-            config.min_remap_interval_s = 0.5;
-            monitor = std::make_unique<Monitor>(*pool, config);
-            tables.traffic_sink = monitor.get();
-            monitor->start(0.1);
+        MonitorConfig config;
+        config.fast_window_s = 2;
+        config.slow_window_s = 8;
+        config.bucket_s = 0.25;
+        config.min_remap_interval_s = 0.5;
+        auto runtime =
+                Runtime::create(RuntimeOptions()
+                                        .set_topology(spec)
+                                        .set_policy(contender.policy)
+                                        .set_pool(options)
+                                        .set_monitor(contender.tuned, 0.1)
+                                        .set_monitor_config(config));
+        Pool& pool = runtime->pool();
+        HNSWTables tables(runtime);
+        for (int t = 0; t < w.num_tables(); t++) {
+            tables.add_table(uint32_t(t), w.indexes[t].get(), false);
         }
         Run run;
         run.contender = name;
@@ -383,9 +387,9 @@ struct Bench {
                 search,
                 [&](bool begin) {
                     if (begin) {
-                        before = pool->stats();
+                        before = pool.stats();
                     } else {
-                        run.delta = pool->stats().since(before);
+                        run.delta = pool.stats().since(before);
                     }
                 },
                 run);
@@ -395,7 +399,7 @@ struct Bench {
         run.parks = run.delta.parks();
         run.cross_ratio = run.delta.cross_ccd_steal_ratio();
         run.tasks_per_ccd = run.delta.tasks_run_per_ccd();
-        if (monitor) {
+        if (Monitor* monitor = runtime->monitor()) {
             monitor->stop();
             run.remaps = monitor->stats().remaps;
         }

@@ -29,15 +29,15 @@
  * 1 when a data set could not be run, 2 on bad arguments.
  */
 
+#include "common/run_info.h"
 #include "ivf_contenders.h"
 #include "ivf_data.h"
 #include "ivf_options.h"
 #include "ivf_report.h"
 #include "ivf_scan_cost.h"
 #include "ivf_scenarios.h"
-#include "common/run_info.h"
 
-#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 #include <faiss/ccd_scheduler/Topology.h>
 
 #include <omp.h>
@@ -63,9 +63,9 @@ namespace ivf {
 namespace {
 
 using faiss::ccd::PolicyKind;
-using faiss::ccd::Pool;
+using faiss::ccd::Runtime;
+using faiss::ccd::RuntimeOptions;
 using faiss::ccd::Topology;
-
 
 /// kSpinRounds: idle polls before parking in the pool-ccd-spin diagnostic
 /// (~0.5 us each: tens of milliseconds, past any gap between two queries of
@@ -85,7 +85,7 @@ class Bench {
     Bench(const Options& o,
           const Plan& plan,
           Dataset& ds,
-          const std::vector<std::shared_ptr<Pool>>& pools,
+          const std::vector<std::shared_ptr<Runtime>>& pools,
           const Topology& topology)
             : plan_(plan), ds_(ds) {
         const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -95,11 +95,14 @@ class Bench {
                 make_pool("pool-flat", ds.index.get(), pools[0], true));
         contenders_.push_back(
                 make_pool("pool-ccd", ds.index.get(), pools[1], true));
-        diagnostics_.push_back(make_pool(
-                "pool-ccd-nosplit", ds.index.get(), pools[1], false));
         diagnostics_.push_back(
-                make_pool("pool-ccd-spin", ds.index.get(), pools[2], true,
-                          kSpinRounds));
+                make_pool("pool-ccd-nosplit", ds.index.get(), pools[1], false));
+        diagnostics_.push_back(make_pool(
+                "pool-ccd-spin",
+                ds.index.get(),
+                pools[2],
+                true,
+                kSpinRounds));
 
         r_.run.begin(o.command, o.quick);
         r_.run.topology = topology.describe();
@@ -145,8 +148,12 @@ class Bench {
     }
 
     DatasetResults run() {
-        const Workload w{ds_.queries.data(), ds_.d, 0,
-                         std::min<size_t>(ds_.nq, 200), plan_.k};
+        const Workload w{
+                ds_.queries.data(),
+                ds_.d,
+                0,
+                std::min<size_t>(ds_.nq, 200),
+                plan_.k};
         for (const auto& c : contenders_) {
             c->prepare();
             warm_up(*c, w);
@@ -168,13 +175,20 @@ class Bench {
 
         recall_over_all_queries();
         const auto* ccd = contenders_[3]->ivf_ccd();
-        r_.split = analyse_split(*ds_.index, *ccd, r_.single_nq,
-                                 ds_.queries.data(),
-                                 contenders_[3]->pool()->num_workers());
+        r_.split = analyse_split(
+                *ds_.index,
+                *ccd,
+                r_.single_nq,
+                ds_.queries.data(),
+                contenders_[3]->pool()->num_workers());
         r_.has_split = true;
         r_.scan_cost = measure_scan_cost(
-                *ds_.index, *ccd, std::min(r_.single_nq, plan_.scan_cost_nq),
-                r_.batch_nq, ds_.queries.data(), plan_.k);
+                *ds_.index,
+                *ccd,
+                std::min(r_.single_nq, plan_.scan_cost_nq),
+                r_.batch_nq,
+                ds_.queries.data(),
+                plan_.k);
         r_.has_scan_cost = true;
         r_.run.end();
         judge_targets(&r_);
@@ -203,8 +217,12 @@ class Bench {
         for (int round = 0; round < plan_.rounds; round++) {
             std::vector<RunResult> res(n);
             for (int b = 0; b < blocks; b++) {
-                Workload w{ds_.queries.data(), ds_.d, nq * b / blocks,
-                           nq * (b + 1) / blocks, plan_.k};
+                Workload w{
+                        ds_.queries.data(),
+                        ds_.d,
+                        nq * b / blocks,
+                        nq * (b + 1) / blocks,
+                        plan_.k};
                 // Each block starts with another contender, and odd rounds
                 // go backwards: noise bursts hit every contender alike.
                 for (size_t j = 0; j < n; j++) {
@@ -230,8 +248,10 @@ class Bench {
                         fprintf(stderr,
                                 "  %s %s %s: others took %.0f%% of the "
                                 "machine, measuring the block again\n",
-                                ds_.name.c_str(), name.c_str(),
-                                c.name().c_str(), 100 * block.other_cpu);
+                                ds_.name.c_str(),
+                                name.c_str(),
+                                c.name().c_str(),
+                                100 * block.other_cpu);
                         r_.rerun_seconds += block.seconds;
                         rows[i].reruns++;
                     }
@@ -250,19 +270,25 @@ class Bench {
             row.finalize();
             if (ds_.gt_nq > 0) {
                 row.recall_queries = std::min(nq, ds_.gt_nq);
-                row.recall10 = recall_at(ds_, 10, row.recall_queries,
-                                         answers[i].labels.data(), plan_.k);
+                row.recall10 = recall_at(
+                        ds_,
+                        10,
+                        row.recall_queries,
+                        answers[i].labels.data(),
+                        plan_.k);
             }
             if (i > 0) { // cs[0] is stock-pm0, the reference
                 row.compared = true;
-                row.mismatch = compare_answers(answers[0], answers[i], nq,
-                                               plan_.k);
+                row.mismatch =
+                        compare_answers(answers[0], answers[i], nq, plan_.k);
                 if (row.mismatch.distance_queries > 0) {
                     fprintf(stderr,
                             "bench_ivf: %s %s: %zu of %zu queries differ in "
                             "distance from stock-pm0, e.g. %s\n",
-                            name.c_str(), row.contender.c_str(),
-                            row.mismatch.distance_queries, nq,
+                            name.c_str(),
+                            row.contender.c_str(),
+                            row.mismatch.distance_queries,
+                            nq,
                             row.mismatch.examples[0].c_str());
                 }
             }
@@ -275,19 +301,32 @@ class Bench {
                 block.other_cpu > plan_.noisy_share;
     }
 
-    void log_run(const std::string& scenario, int round,
-                 const std::string& name, const RunResult& res) {
+    void log_run(
+            const std::string& scenario,
+            int round,
+            const std::string& name,
+            const RunResult& res) {
         fprintf(stderr,
-                "  %-9s %-7s round %d %-16s %8.1f QPS", ds_.name.c_str(),
-                scenario.c_str(), round, name.c_str(), res.qps);
+                "  %-9s %-7s round %d %-16s %8.1f QPS",
+                ds_.name.c_str(),
+                scenario.c_str(),
+                round,
+                name.c_str(),
+                res.qps);
         if (res.latency.samples > 0) {
-            fprintf(stderr, "  P50 %7.3f  P99 %7.3f  P999 %7.3f ms",
-                    res.latency.p50, res.latency.p99, res.latency.p999);
+            fprintf(stderr,
+                    "  P50 %7.3f  P99 %7.3f  P999 %7.3f ms",
+                    res.latency.p50,
+                    res.latency.p99,
+                    res.latency.p999);
         }
-        fprintf(stderr, "  cpu %3.0f%%+%2.0f%%", 100 * res.own_cpu,
+        fprintf(stderr,
+                "  cpu %3.0f%%+%2.0f%%",
+                100 * res.own_cpu,
                 100 * res.other_cpu);
         if (res.has_pool) {
-            fprintf(stderr, "  tasks/q %.1f  cross %.0f%%",
+            fprintf(stderr,
+                    "  tasks/q %.1f  cross %.0f%%",
                     double(res.pool_delta.tasks_run()) / double(res.queries),
                     100 * res.pool_delta.cross_ccd_steal_ratio());
         }
@@ -303,10 +342,14 @@ class Bench {
         Answers a;
         a.resize(ds_.gt_nq, plan_.k);
         contenders_[0]->prepare();
-        contenders_[0]->search(idx_t(ds_.gt_nq), ds_.queries.data(), plan_.k,
-                               a.distances.data(), a.labels.data());
-        r_.recall10_all = recall_at(ds_, 10, ds_.gt_nq, a.labels.data(),
-                                    plan_.k);
+        contenders_[0]->search(
+                idx_t(ds_.gt_nq),
+                ds_.queries.data(),
+                plan_.k,
+                a.distances.data(),
+                a.labels.data());
+        r_.recall10_all =
+                recall_at(ds_, 10, ds_.gt_nq, a.labels.data(), plan_.k);
         r_.recall10_all_queries = ds_.gt_nq;
     }
 
@@ -333,7 +376,9 @@ bool write_file(const std::filesystem::path& path, const std::string& text) {
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
     if (ec) {
-        fprintf(stderr, "bench_ivf: cannot write %s: %s\n", path.c_str(),
+        fprintf(stderr,
+                "bench_ivf: cannot write %s: %s\n",
+                path.c_str(),
                 ec.message().c_str());
         return false;
     }
@@ -372,11 +417,12 @@ Dataset load(const std::string& name, const Options& o, const Plan& plan) {
 bool run_dataset(
         const std::string& name,
         const Options& o,
-        const std::vector<std::shared_ptr<Pool>>& pools,
+        const std::vector<std::shared_ptr<Runtime>>& pools,
         const Topology& topology) {
     const Plan plan = make_plan(o, name);
     if (name == "fmnist" &&
-        !std::filesystem::exists(FmnistSpec().dir + "/t10k-images-idx3-ubyte.gz")) {
+        !std::filesystem::exists(
+                FmnistSpec().dir + "/t10k-images-idx3-ubyte.gz")) {
         fprintf(stderr,
                 "bench_ivf: fmnist skipped: %s/t10k-images-idx3-ubyte.gz "
                 "not found (Debian package dataset-fashion-mnist)\n",
@@ -387,15 +433,23 @@ bool run_dataset(
     try {
         ds = load(name, o, plan);
     } catch (const std::exception& e) {
-        fprintf(stderr, "bench_ivf: %s: cannot load: %s\n", name.c_str(),
+        fprintf(stderr,
+                "bench_ivf: %s: cannot load: %s\n",
+                name.c_str(),
                 e.what());
         return false;
     }
     fprintf(stderr,
             "bench_ivf: %s: %zu x %d, nlist %zu (avg %.0f, max %zu codes), "
             "nprobe %zu, k %d\n",
-            ds.name.c_str(), ds.nb, ds.d, ds.nlist, ds.lists.avg,
-            ds.lists.max, ds.nprobe, plan.k);
+            ds.name.c_str(),
+            ds.nb,
+            ds.d,
+            ds.nlist,
+            ds.lists.avg,
+            ds.lists.max,
+            ds.nprobe,
+            plan.k);
     DatasetResults r = Bench(o, plan, ds, pools, topology).run();
     const std::string markdown = to_markdown(r);
     printf("%s\n", markdown.c_str());
@@ -418,29 +472,31 @@ int main(int argc, char** argv) {
         usage(argv[0]);
         return 2;
     }
-    Topology topology = Topology::from_env_or_detect();
-    if (!o.topology.empty()) {
-        try {
-            topology = Topology::from_string(o.topology);
-        } catch (const std::exception& e) {
-            fprintf(stderr, "bench_ivf: --topology: %s\n", e.what());
-            return 2;
-        }
+    // One runtime per policy for the whole run, shared by every client,
+    // without a monitor (placement is bench_mapping's subject); the third
+    // is the pool-ccd-spin diagnostic: idle workers poll 64K rounds (like
+    // libgomp's spin-wait) instead of 64 before they park, so a single
+    // client's next query finds them awake.
+    std::vector<std::shared_ptr<Runtime>> pools;
+    try {
+        const std::string spec = o.topology.empty() ? "auto" : o.topology;
+        RuntimeOptions options =
+                RuntimeOptions().set_topology(spec).set_monitor(false);
+        pools.push_back(Runtime::create(
+                RuntimeOptions(options).set_policy(PolicyKind::flat_steal)));
+        pools.push_back(Runtime::create(options));
+        faiss::ccd::PoolOptions spin;
+        spin.spin_rounds = kSpinRounds;
+        pools.push_back(Runtime::create(options.set_pool(spin)));
+    } catch (const std::exception& e) {
+        fprintf(stderr, "bench_ivf: --topology: %s\n", e.what());
+        return 2;
     }
+    const Topology& topology = pools[0]->pool().topology();
     fprintf(stderr, "bench_ivf: topology %s\n", topology.describe().c_str());
     if (!topology.note().empty()) {
         fprintf(stderr, "bench_ivf: %s\n", topology.note().c_str());
     }
-    // One pool per policy for the whole run, shared by every client; the
-    // third is the pool-ccd-spin diagnostic: idle workers poll 64K rounds
-    // (like libgomp's spin-wait) instead of 64 before they
-    // park, so a single client's next query finds them awake.
-    faiss::ccd::PoolOptions spin;
-    spin.spin_rounds = kSpinRounds;
-    std::vector<std::shared_ptr<Pool>> pools = {
-            std::make_shared<Pool>(topology, PolicyKind::flat_steal),
-            std::make_shared<Pool>(topology, PolicyKind::ccd),
-            std::make_shared<Pool>(topology, PolicyKind::ccd, spin)};
 
     std::vector<std::string> names;
     if (o.dataset == "both" || o.dataset == "synthetic") {

@@ -56,12 +56,12 @@ class PoolContender final : public Contender {
     PoolContender(
             const std::string& name,
             faiss::IndexIVF* index,
-            std::shared_ptr<faiss::ccd::Pool> pool,
+            std::shared_ptr<faiss::ccd::Runtime> runtime,
             bool split,
             int spin_rounds)
             : Contender(name),
-              pool_(pool),
-              ccd_(index, pool),
+              runtime_(runtime),
+              ccd_(index, runtime),
               spin_rounds_(spin_rounds) {
         if (!split) {
             ccd_.split_factor = 0;
@@ -71,21 +71,24 @@ class PoolContender final : public Contender {
     std::string describe() const override {
         char buf[160];
         if (ccd_.split_factor > 0) {
-            snprintf(buf, sizeof(buf),
-                     ", lists > %g x avg cut in chunks of %g x avg "
-                     "(min %zu)",
-                     ccd_.split_factor, ccd_.chunk_factor, ccd_.min_chunk);
+            snprintf(
+                    buf,
+                    sizeof(buf),
+                    ", lists > %g x avg cut in chunks of %g x avg "
+                    "(min %zu)",
+                    ccd_.split_factor,
+                    ccd_.chunk_factor,
+                    ccd_.min_chunk);
         } else {
             snprintf(buf, sizeof(buf), ", no list splitting");
         }
         return std::string("IndexIVFCCD on a Pool, policy ") +
-                faiss::ccd::policy_name(pool_->policy()) + ", " +
-                std::to_string(pool_->num_workers()) + " workers" +
+                faiss::ccd::policy_name(runtime_->pool().policy()) + ", " +
+                std::to_string(runtime_->pool().num_workers()) + " workers" +
                 (spin_rounds_ >= 0 ? ", " + std::to_string(spin_rounds_) +
                                  " idle spin rounds before parking"
                                    : std::string()) +
-                buf +
-                ", list-major batches from " +
+                buf + ", list-major batches from " +
                 std::to_string(ccd_.list_major_min_batch) + " queries";
     }
     void search(
@@ -97,35 +100,37 @@ class PoolContender final : public Contender {
         ccd_.search(n, x, k, distances, labels);
     }
     const faiss::ccd::Pool* pool() const override {
-        return pool_.get();
+        return &runtime_->pool();
     }
     const faiss::ccd::IndexIVFCCD* ivf_ccd() const override {
         return &ccd_;
     }
 
    private:
-    std::shared_ptr<faiss::ccd::Pool> pool_;
+    std::shared_ptr<faiss::ccd::Runtime> runtime_;
     faiss::ccd::IndexIVFCCD ccd_;
     int spin_rounds_;
 };
 
 } // namespace
 
-std::unique_ptr<Contender> make_stock(
-        faiss::IndexIVF* index,
-        int parallel_mode,
-        int omp_threads) {
+std::unique_ptr<Contender>
+make_stock(faiss::IndexIVF* index, int parallel_mode, int omp_threads) {
     return std::make_unique<StockContender>(index, parallel_mode, omp_threads);
 }
 
 std::unique_ptr<Contender> make_pool(
         const std::string& name,
         faiss::IndexIVF* index,
-        std::shared_ptr<faiss::ccd::Pool> pool,
+        std::shared_ptr<faiss::ccd::Runtime> runtime,
         bool split,
         int spin_rounds) {
     return std::make_unique<PoolContender>(
-            name, index, std::move(pool), split, spin_rounds);
+            name,
+            index,
+            std::move(runtime),
+            split,
+            spin_rounds);
 }
 
 SplitAnalysis analyse_split(
@@ -140,12 +145,17 @@ SplitAnalysis analyse_split(
     const size_t nprobe = std::min(index.nprobe, index.nlist);
     std::vector<idx_t> assign(nq * nprobe);
     std::vector<float> dis(nq * nprobe);
-    index.quantizer->search(idx_t(nq), queries, idx_t(nprobe), dis.data(),
-                            assign.data());
+    index.quantizer->search(
+            idx_t(nq),
+            queries,
+            idx_t(nprobe),
+            dis.data(),
+            assign.data());
 
     // The rule of IndexIVFCCD.cpp's Chunking (private there).
     const double avg = std::max(
-            1.0, double(index.invlists->compute_ntotal()) / index.nlist);
+            1.0,
+            double(index.invlists->compute_ntotal()) / index.nlist);
     size_t chunk = SIZE_MAX, threshold = SIZE_MAX;
     if (ccd.split_factor > 0) {
         chunk = std::max(ccd.min_chunk, size_t(ccd.chunk_factor * avg));

@@ -24,7 +24,7 @@
 #include "ivf_data.h"
 
 #include <faiss/IndexIVFCCD.h>
-#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 
 #include <memory>
 #include <string>
@@ -69,19 +69,17 @@ class Contender {
 };
 
 /// make_stock: stock FAISS with `omp_threads` OpenMP threads per caller.
-std::unique_ptr<Contender> make_stock(
-        faiss::IndexIVF* index,
-        int parallel_mode,
-        int omp_threads);
+std::unique_ptr<Contender>
+make_stock(faiss::IndexIVF* index, int parallel_mode, int omp_threads);
 
-/// make_pool: IndexIVFCCD over `index` on `pool`; split = false sets
+/// make_pool: IndexIVFCCD over `index` on `runtime`'s pool; split = false sets
 /// split_factor 0 (no list is cut into chunks). spin_rounds: the pool's
 /// PoolOptions::spin_rounds if it was set, for the description only (a
 /// Pool does not expose its options).
 std::unique_ptr<Contender> make_pool(
         const std::string& name,
         faiss::IndexIVF* index,
-        std::shared_ptr<faiss::ccd::Pool> pool,
+        std::shared_ptr<faiss::ccd::Runtime> runtime,
         bool split,
         int spin_rounds = -1);
 

@@ -123,7 +123,7 @@ int main_impl(int argc, char** argv) {
     }
     run.plan = make_plan(run.options);
     run.info.begin(run.options.command, run.options.quick);
-    const Topology submit_topology = Topology::from_env_or_detect();
+    const Topology submit_topology = Topology::from_string("auto");
     run.info.topology = submit_topology.describe();
     run.info.topology_note = submit_topology.note();
     fprintf(stderr, "bench_mapping: %s\n", run.info.topology.c_str());

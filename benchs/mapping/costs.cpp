@@ -3,9 +3,9 @@
 #include "common/run_info.h"
 
 #include <faiss/ccd_scheduler/Clock.h>
+#include <faiss/ccd_scheduler/HotColdMapping.h>
 #include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/Monitor.h>
-#include <faiss/ccd_scheduler/Placement.h>
 #include <faiss/ccd_scheduler/Pool.h>
 #include <faiss/ccd_scheduler/TaskGroup.h>
 #include <faiss/ccd_scheduler/Topology.h>
@@ -116,7 +116,7 @@ BuildResult run_build_time(const BuildPlan& plan) {
     Rng rng(plan.workload.seed + 1);
     w.drift(rng);
     const std::vector<uint64_t> traffic = w.expected_bytes(1e6);
-    const std::vector<int> current = place_hot_cold(before, nccd);
+    const std::vector<int> current = map_hot_cold(before, nccd);
 
     BuildResult r;
     r.num_ids = int(ids.size());
@@ -126,10 +126,10 @@ BuildResult run_build_time(const BuildPlan& plan) {
     std::vector<int> hot, aware;
     for (int run = 0; run < plan.runs; run++) {
         hot_t.start();
-        hot = place_hot_cold(traffic, nccd);
+        hot = map_hot_cold(traffic, nccd);
         hot_t.stop();
         aware_t.start();
-        aware = place_migration_aware(traffic, current, nccd);
+        aware = map_migration_aware(traffic, current, nccd);
         aware_t.stop();
         std::vector<MappingId> ids_copy = ids;
         std::vector<int> ccds_copy = hot;
@@ -137,8 +137,7 @@ BuildResult run_build_time(const BuildPlan& plan) {
         MappingSnapshot snapshot(
                 std::move(ids_copy),
                 std::move(ccds_copy),
-                nccd,
-                run);
+                nccd);
         snap_t.stop();
         g_sink = g_sink + snapshot.size();
     }
@@ -158,11 +157,11 @@ BuildResult run_build_time(const BuildPlan& plan) {
     Pool pool(topology, PolicyKind::ccd);
     std::vector<double> build[2], tick[2];
     for (int run = 0; run < plan.runs; run++) {
-        pool.set_placement(nullptr);
+        pool.set_mapping(nullptr);
         auto clock = std::make_shared<ManualClock>(0);
         Monitor monitor(pool, MonitorConfig(), clock);
         for (int k = 0; k < 2; k++) {
-            pool.set_placement(nullptr);
+            pool.set_mapping(nullptr);
             for (uint32_t i = 0; i < w.num_ids(); i++) {
                 monitor.record(ids[i], w.list_size(i), traffic[i]);
             }
@@ -204,8 +203,8 @@ BuildResult run_build_time(const BuildPlan& plan) {
         }
         r.window_add_ns = median(add_ns, kNone);
         r.window_ids = window.totals().size();
-        const MappingSnapshot snapshot(ids, hot, nccd, 0);
-        const Placement& placement = snapshot;
+        const MappingSnapshot snapshot(ids, hot, nccd);
+        const Mapping& placement = snapshot;
         std::vector<double> per_id;
         for (int pass = 0; pass < 5; pass++) {
             std::vector<uint64_t> loads(nccd, 0);
@@ -350,13 +349,13 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
     for (uint32_t i : stream) {
         stream_traffic[i] += task_bytes;
     }
-    const std::vector<int> map0 = place_hot_cold(stream_traffic, nccd);
+    const std::vector<int> map0 = map_hot_cold(stream_traffic, nccd);
     std::vector<int> map1 = map0;
     for (int& c : map1) {
         c = nccd - 1 - c;
     }
-    auto snap0 = std::make_shared<MappingSnapshot>(ids, map0, nccd, 0);
-    auto snap1 = std::make_shared<MappingSnapshot>(ids, map1, nccd, 0);
+    auto snap0 = std::make_shared<MappingSnapshot>(ids, map0, nccd);
+    auto snap1 = std::make_shared<MappingSnapshot>(ids, map1, nccd);
     { r.stream_imbalance = imbalance(ccd_loads(stream_traffic, map0, nccd)); }
 
     auto make_task = [&](size_t k, float* out, TrafficSink* sink) {
@@ -405,7 +404,7 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
         // always follows the same one.
         for (int step = 0; step < nscen; step++) {
             const int s = (round + step) % nscen;
-            pool.set_placement(snap0);
+            pool.set_mapping(snap0);
             Monitor* monitor = monitors[s].get();
             uint64_t records_before = 0;
             size_t remaps_before = 0;
@@ -426,7 +425,7 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
                     while (!stop.load(std::memory_order_relaxed)) {
                         std::this_thread::sleep_for(period);
                         if (publish) {
-                            pool.set_placement(flip ? snap1 : snap0);
+                            pool.set_mapping(flip ? snap1 : snap0);
                         }
                         flip = !flip;
                         swap_count++;
@@ -521,14 +520,14 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
         r.tick_remaps = monitor.history().size();
     }
 
-    // Placement lookups: direct, and through the pool's swap protocol.
+    // Mapping lookups: direct, and through the pool's swap protocol.
     std::vector<MappingId> uniform_ids(plan.lookups);
     for (MappingId& id : uniform_ids) {
         id = w.id(uint32_t(rng.below(w.num_ids())));
     }
-    const HashPlacement hash;
-    const Placement& hash_ref = hash;
-    const Placement& snap_ref = *snap0;
+    const HashMapping hash;
+    const Mapping& hash_ref = hash;
+    const Mapping& snap_ref = *snap0;
     auto add = [&](const char* name, auto lookup) {
         LookupResult l;
         l.name = name;
@@ -536,33 +535,33 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
         l.uniform_ns = time_lookups(uniform_ids, lookup);
         r.lookups.push_back(l);
     };
-    add("HashPlacement::pick_ccd", [&](MappingId id) {
+    add("HashMapping::pick_ccd", [&](MappingId id) {
         return hash_ref.pick_ccd(id, nccd);
     });
     add("MappingSnapshot::pick_ccd", [&](MappingId id) {
         return snap_ref.pick_ccd(id, nccd);
     });
-    pool.set_placement(nullptr);
+    pool.set_mapping(nullptr);
     add("Pool::pick_ccd (hash)", [&](MappingId id) {
         return pool.pick_ccd(id);
     });
-    pool.set_placement(snap0);
+    pool.set_mapping(snap0);
     add("Pool::pick_ccd (snapshot)", [&](MappingId id) {
         return pool.pick_ccd(id);
     });
 
-    // set_placement with no concurrent reader: the writer's own cost.
+    // set_mapping with no concurrent reader: the writer's own cost.
     {
         std::vector<double> per_call;
         for (int pass = 0; pass < 5; pass++) {
             const int calls = 1000;
             const double c0 = cpu_now_ns();
             for (int c = 0; c < calls; c++) {
-                pool.set_placement(c % 2 ? snap0 : snap1);
+                pool.set_mapping(c % 2 ? snap0 : snap1);
             }
             per_call.push_back((cpu_now_ns() - c0) / calls);
         }
-        r.set_placement_ns = median(per_call, kNone);
+        r.set_mapping_ns = median(per_call, kNone);
     }
     return r;
 }

@@ -3,7 +3,7 @@
  *
  * run_build_time: building a map for every id of the workload (15 tables x
  * 8192 lists) on the CCDs of `topology`, from expected Zipf traffic:
- * place_hot_cold, place_migration_aware (its current map: the hot-cold map
+ * map_hot_cold, map_migration_aware (its current map: the hot-cold map
  * of the traffic one drift step earlier), MappingSnapshot construction, and
  * a whole Monitor re-map (RemapRecord::build_ms, and the tick() that
  * contains it, drain included), first with no previous snapshot, then
@@ -27,7 +27,7 @@
  *   on            each task calls Monitor::record; the monitor ticks every
  *                 `tick_period_s` on its own thread;
  *   on+swaps      as on, plus a thread that publishes a new MappingSnapshot
- *                 every `swap_period_s` (set_placement);
+ *                 every `swap_period_s` (set_mapping);
  *   swaps         the swapping thread alone, no monitor (to tell the two
  *                 costs apart);
  *   wakeups       a thread that wakes every `swap_period_s` and does
@@ -38,7 +38,7 @@
  * calling thread's CPU time (medians; the wall clock of a shared machine
  * counts time a thread was not running): the bare cost of record() (from
  * an outside thread and from a worker), of a tick per drained record, of
- * placement lookups, of set_placement, and of one task run inline (once
+ * placement lookups, of set_mapping, and of one task run inline (once
  * per round).
  */
 
@@ -113,7 +113,7 @@ struct ScenarioResult {
     /// overhead_pct: median over rounds of (this / off) - 1, in percent.
     double overhead_pct = 0;
     double overhead_ci_pct[2] = {0, 0}; ///< ~95% interval of that median
-    double swaps_per_s = 0;             ///< set_placement calls by the swapper
+    double swaps_per_s = 0;             ///< set_mapping calls by the swapper
     double remaps_per_rep = 0;          ///< the monitor's own re-maps
     double ticks_per_rep = 0;
 };
@@ -138,7 +138,7 @@ struct SubmitResult {
     double tick_ns_per_record = 0; ///< background cost of one record
     uint64_t tick_remaps = 0;      ///< re-maps during that measurement
     std::vector<LookupResult> lookups;
-    double set_placement_ns = 0; ///< one call, no concurrent reader
+    double set_mapping_ns = 0; ///< one call, no concurrent reader
     /// checks_ok: every task ran (its result slot was written) and every
     /// record() reached the monitor.
     bool checks_ok = true;

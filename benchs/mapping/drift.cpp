@@ -1,8 +1,8 @@
 #include "drift.h"
 
+#include <faiss/ccd_scheduler/HotColdMapping.h>
 #include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/Monitor.h>
-#include <faiss/ccd_scheduler/Placement.h>
 #include <faiss/ccd_scheduler/Pool.h>
 #include <faiss/ccd_scheduler/Topology.h>
 
@@ -106,13 +106,13 @@ DriftResult run_drift(const DriftPlan& plan) {
         r.monitors.push_back(run);
     }
 
-    const HashPlacement hash;
+    const HashMapping hash;
     std::vector<uint64_t> second_bytes(workload.num_ids(), 0);
     std::vector<uint32_t> touched;
     std::vector<std::vector<uint64_t>> loads(
             kOracle,
             std::vector<uint64_t>(nccd));
-    std::vector<std::shared_ptr<const Placement>> maps(nmon);
+    std::vector<std::shared_ptr<const Mapping>> maps(nmon);
     for (int s = 0; s < plan.seconds; s++) {
         if (s > 0 && s % plan.workload.drift_period_s == 0) {
             workload.drift(rng);
@@ -120,7 +120,7 @@ DriftResult run_drift(const DriftPlan& plan) {
         }
         // The maps in force during this second: what the last tick left.
         for (int m = 0; m < nmon; m++) {
-            maps[m] = watched[m]->pool.placement();
+            maps[m] = watched[m]->pool.mapping();
         }
         for (auto& l : loads) {
             std::fill(l.begin(), l.end(), 0);
@@ -162,7 +162,7 @@ DriftResult run_drift(const DriftPlan& plan) {
             second_bytes[touched[j]] = 0;
         }
         r.series[kOracle].imbalance.push_back(imbalance(
-                ccd_loads(traffic, place_hot_cold(traffic, nccd), nccd)));
+                ccd_loads(traffic, map_hot_cold(traffic, nccd), nccd)));
         r.series[kBound].imbalance.push_back(std::max(
                 1.0,
                 double(hottest) / (double(total) / double(nccd))));

@@ -4,7 +4,7 @@
  *
  * Each simulated second draws `accesses_per_s` list scans and charges every
  * scan's bytes to the CCD each placement gives its id:
- *   hash             HashPlacement (the pool's default);
+ *   hash             HashMapping (the pool's default);
  *   round-robin      global list index (table * 8192 + list) mod nCCD, the
  *                    static spread a topology-blind dispatcher gives;
  *   paper            a Monitor with migration_aware = false (Algorithm 1);
@@ -12,7 +12,7 @@
  * a what-if, the same two monitors with a shorter fast window:
  *   paper (2 s), migration-aware (2 s);
  * and two references that no scheduler can run:
- *   oracle           place_hot_cold on that very second's traffic;
+ *   oracle           map_hot_cold on that very second's traffic;
  *   lower-bound      max(1, hottest id's bytes / mean per-CCD bytes).
  * Every monitor (MonitorConfig defaults: fast window 10 s, slow 60 s,
  * threshold 1.2, unless its name says otherwise) watches its own Pool of

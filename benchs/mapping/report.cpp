@@ -99,7 +99,7 @@ std::vector<Target> make_targets(const Run& run) {
     const std::string size = std::to_string(b.num_ids) + " ids, " +
             std::to_string(b.num_ccds) + " CCDs";
     t.push_back(
-            {"map build, place_hot_cold + MappingSnapshot, " + size +
+            {"map build, map_hot_cold + MappingSnapshot, " + size +
                      ", wall-clock median",
              b.hot_cold.wall_ms + b.snapshot.wall_ms,
              kBuildTargetMs,
@@ -108,7 +108,7 @@ std::vector<Target> make_targets(const Run& run) {
                      fmt("%.2f", b.hot_cold.cpu_ms + b.snapshot.cpu_ms) +
                      " ms"});
     t.push_back(
-            {"map build, place_migration_aware + MappingSnapshot",
+            {"map build, map_migration_aware + MappingSnapshot",
              b.migration_aware.wall_ms + b.snapshot.wall_ms,
              kBuildTargetMs,
              "ms",
@@ -298,7 +298,7 @@ std::string to_json(const Run& run) {
     j.field("record_outside_ns", s.record_outside_ns);
     j.field("record_worker_ns", s.record_worker_ns);
     j.field("tick_ns_per_record", s.tick_ns_per_record);
-    j.field("set_placement_ns", s.set_placement_ns);
+    j.field("set_mapping_ns", s.set_mapping_ns);
     j.field("tick_remaps", s.tick_remaps);
     j.field("estimate_pct", estimate_pct(s));
     j.field("checks_ok", s.checks_ok);
@@ -379,7 +379,7 @@ std::string to_markdown(const Run& run) {
           "window 10 s, threshold 1.2) with migration_aware false / true, "
           "ticked once per simulated second; the \"(2 s)\" rows are the same "
           "monitors with a 2-s fast window (a what-if, not a default). "
-          "oracle = place_hot_cold on the "
+          "oracle = map_hot_cold on the "
           "second's own traffic; lower-bound = max(1, hottest id's bytes / "
           "mean CCD bytes). Steady = seconds >= the fast window.\n\n";
     for (const DriftResult& d : run.drift) {
@@ -440,9 +440,9 @@ std::string to_markdown(const Run& run) {
           "one tick() that re-maps every id from the hash map (every id "
           "recorded once).\n\n";
     md << "| step | wall ms | thread CPU ms |\n|---|---:|---:|\n";
-    md << "| place_hot_cold | " << fmt("%.2f", b.hot_cold.wall_ms) << " | "
+    md << "| map_hot_cold | " << fmt("%.2f", b.hot_cold.wall_ms) << " | "
        << fmt("%.2f", b.hot_cold.cpu_ms) << " |\n";
-    md << "| place_migration_aware | " << fmt("%.2f", b.migration_aware.wall_ms)
+    md << "| map_migration_aware | " << fmt("%.2f", b.migration_aware.wall_ms)
        << " | " << fmt("%.2f", b.migration_aware.cpu_ms) << " |\n";
     md << "| MappingSnapshot (" << b.num_ids << " ids) | "
        << fmt("%.2f", b.snapshot.wall_ms) << " | "
@@ -483,7 +483,7 @@ std::string to_markdown(const Run& run) {
           "off/on/on+swaps/swaps/wakeups for "
        << p.submit.rounds << " rounds. on: each task calls Monitor::record, "
        << "tick every " << fmt("%.0f", 1e3 * p.submit.tick_period_s)
-       << " ms; on+swaps: also set_placement every "
+       << " ms; on+swaps: also set_mapping every "
        << fmt("%.0f", 1e3 * p.submit.swap_period_s)
        << " ms from another thread, alternating a balanced map and its "
           "mirror (every id moves); swaps: that thread without the monitor; "
@@ -522,8 +522,8 @@ std::string to_markdown(const Run& run) {
           "per tick, the 10-s window holding the last 10 ticks; "
        << s.tick_remaps << " re-maps among those ticks) | "
        << fmt("%.1f", s.tick_ns_per_record) << " |\n";
-    md << "| Pool::set_placement, no concurrent reader | "
-       << fmt("%.0f", s.set_placement_ns) << " |\n";
+    md << "| Pool::set_mapping, no concurrent reader | "
+       << fmt("%.0f", s.set_mapping_ns) << " |\n";
     md << "\n| lookup | ns, Zipf ids | ns, uniform ids |\n|---|---:|---:|\n";
     for (const LookupResult& l : s.lookups) {
         md << "| " << l.name << " | " << fmt("%.1f", l.zipf_ns) << " | "

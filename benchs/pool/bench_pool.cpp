@@ -26,7 +26,7 @@
 #include "results.h"
 #include "workload.h"
 
-#include <faiss/ccd_scheduler/Futex.h>
+#include <faiss/ccd_scheduler/detail/Futex.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -519,7 +519,7 @@ int main_impl(int argc, char** argv) {
         return 2;
     }
     const Topology topology = options.topology.empty()
-            ? Topology::from_env_or_detect()
+            ? Topology::from_string("auto")
             : Topology::from_string(options.topology);
     printf("command: %s\n", options.command.c_str());
     printf("topology: %s\n", topology.describe().c_str()); // note included

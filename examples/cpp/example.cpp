@@ -2,7 +2,7 @@
 #include <faiss/HNSWTables.h>
 #include <faiss/IndexHNSW.h>
 #include <faiss/IndexIVFCCD.h>
-#include <faiss/ccd_scheduler/Monitor.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 #include <faiss/index_factory.h>
 
 #include <cstdio>
@@ -27,35 +27,36 @@ int main() {
     auto* ivf = dynamic_cast<faiss::IndexIVF*>(index.get());
     ivf->nprobe = 8;
 
-    // One pool for the process: FAISS_CCD_TOPOLOGY, else hwloc's L3s.
-    auto pool = std::make_shared<faiss::ccd::Pool>();
-    std::printf("%s\n", pool->topology().describe().c_str());
-    faiss::ccd::Monitor monitor(*pool); // re-places keys as traffic drifts
-    monitor.start();
+    // One runtime for the process: a pool (FAISS_CCD_TOPOLOGY, else
+    // hwloc's L3s) and the monitor that re-maps keys as traffic drifts.
+    auto runtime = faiss::ccd::Runtime::get_default();
+    const faiss::ccd::Pool& pool = runtime->pool();
+    std::printf("%s\n", pool.topology().describe().c_str());
 
     // IVF: one task per (query, probed list), keyed by (table 1, list).
-    faiss::ccd::IndexIVFCCD ivf_ccd(ivf, pool, /*table_id=*/1);
-    ivf_ccd.traffic_sink = &monitor;
+    faiss::ccd::IndexIVFCCD ivf_ccd(ivf, runtime, /*table_id=*/1);
     std::vector<float> D(nq * k);
     std::vector<faiss::Index::idx_t> I(nq * k);
     ivf_ccd.search(nq, xq, k, D.data(), I.data());
     for (int q = 0; q < nq; q++) {
-        std::printf("IVF  query %d: nearest %ld (%.3f)\n",
-                    q, long(I[q * k]), D[q * k]);
+        std::printf(
+                "IVF  query %d: nearest %ld (%.3f)\n",
+                q,
+                long(I[q * k]),
+                D[q * k]);
     }
 
     // HNSW: many tables, one task per query on its table's CCD.
     faiss::IndexHNSWFlat hnsw(d, 16);
     hnsw.add(nb, xb.data());
-    faiss::ccd::HNSWTables tables(pool);
-    tables.traffic_sink = &monitor;
-    tables.register_table(7, &hnsw, /*own_index=*/false);
+    faiss::ccd::HNSWTables tables(runtime);
+    tables.add_table(7, &hnsw, /*own_index=*/false);
     tables.search(7, nq, xq, k, D.data(), I.data());
     std::printf("HNSW query 0: nearest %ld (%.3f)\n", long(I[0]), D[0]);
     auto future = tables.search_async(7, std::vector<float>(xq, xq + d), k);
     std::printf("async query:  nearest %ld\n", long(future.get().labels[0]));
-    tables.unregister_table(7).wait(); // before `hnsw` goes
+    tables.remove_table(7).wait(); // before `hnsw` goes
 
-    std::printf("%s\n", pool->stats().to_string().c_str());
+    std::printf("%s\n", pool.stats().to_string().c_str());
     return 0;
 }

@@ -65,7 +65,7 @@ class HNSWTables:
         ef = -1 if ef_search is None else check_int("ef_search", ef_search, 1)
         with self._lock:
             if table_id in self._indexes:
-                raise ValueError(f"table id {table_id} is already registered")
+                raise ValueError(f"table id {table_id} is already taken")
             self._handle.add_table(table_id, hnsw_address, ef)
             self._indexes[table_id] = index
 

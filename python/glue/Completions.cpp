@@ -17,6 +17,14 @@ void Completions::State::begin() {
     outstanding++;
 }
 
+void Completions::State::cancel() {
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        outstanding--;
+    }
+    ready.notify_all(); // a closed, now empty state has news for next()
+}
+
 void Completions::State::push(Completion c) {
     {
         std::lock_guard<std::mutex> lock(mutex);

@@ -53,11 +53,13 @@ class Completions {
     struct State {
         std::mutex mutex;
         std::condition_variable ready;
-        std::deque<Completion> done;  ///< guarded by mutex
-        int64_t outstanding = 0;      ///< guarded by mutex
-        bool closed = false;          ///< guarded by mutex
+        std::deque<Completion> done; ///< guarded by mutex
+        int64_t outstanding = 0;     ///< guarded by mutex
+        bool closed = false;         ///< guarded by mutex
 
         void begin();
+        /// cancel: undo a begin() whose ticket was never submitted.
+        void cancel();
         void push(Completion c);
     };
     const std::shared_ptr<State>& state() const {

@@ -21,7 +21,8 @@ const SearchParametersHNSW* hnsw_params_at(uintptr_t address) {
     auto* params = dynamic_cast<const SearchParametersHNSW*>(
             reinterpret_cast<const SearchParameters*>(address));
     FAISS_THROW_IF_NOT_MSG(
-            params, "HNSWTables: params must be a faiss.SearchParametersHNSW");
+            params,
+            "HNSWTables: params must be a faiss.SearchParametersHNSW");
     return params;
 }
 
@@ -35,62 +36,25 @@ std::string message_of(const std::exception_ptr& error) {
     }
 }
 
-/// Batch: the queries of one ticket. The last query to finish pushes the
-/// completion; `remaining` counts them down (acq_rel: the pusher sees
-/// every other query's writes to the outputs and to `error`).
-struct Batch {
-    std::shared_ptr<Completions::State> completions;
-    int64_t ticket = 0;
-    std::atomic<int64_t> remaining{0};
-    std::mutex error_mutex;
-    std::string error; ///< first error, guarded by error_mutex
-    bool failed = false; ///< guarded by error_mutex
-
-    void fail(const std::string& message) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!failed) {
-            failed = true;
-            error = message;
-        }
-    }
-
-    /// finish: count down `count` queries; the last one reports.
-    void finish(int64_t count) {
-        if (remaining.fetch_sub(count, std::memory_order_acq_rel) != count) {
-            return;
-        }
-        Completion c;
-        c.ticket = ticket;
-        {
-            std::lock_guard<std::mutex> lock(error_mutex);
-            c.ok = !failed;
-            c.error = error;
-        }
-        completions->push(std::move(c));
-    }
-};
-
 } // namespace
 
 HNSWTablesHandle::HNSWTablesHandle(PoolHandle& pool)
-        : core_(pool.core()),
-          tables_(std::make_unique<HNSWTables>(core_->pool)) {
-    tables_->traffic_sink = core_->monitor.get();
-}
+        : tables_(std::make_unique<HNSWTables>(pool.runtime())) {}
 
 void HNSWTablesHandle::add_table(
         uint32_t table_id,
         uintptr_t index_address,
         int ef_search) {
-    auto* hnsw = dynamic_cast<IndexHNSW*>(
-            reinterpret_cast<Index*>(index_address));
+    auto* hnsw =
+            dynamic_cast<IndexHNSW*>(reinterpret_cast<Index*>(index_address));
     FAISS_THROW_IF_NOT_MSG(
-            hnsw, "HNSWTables.add_table: index is not a faiss.IndexHNSW");
-    tables_->register_table(table_id, hnsw, /*own_index=*/false, ef_search);
+            hnsw,
+            "HNSWTables.add_table: index is not a faiss.IndexHNSW");
+    tables_->add_table(table_id, hnsw, /*own_index=*/false, ef_search);
 }
 
 void HNSWTablesHandle::remove_table(uint32_t table_id) {
-    tables_->unregister_table(table_id).wait();
+    tables_->remove_table(table_id).wait();
 }
 
 void HNSWTablesHandle::search(
@@ -133,39 +97,33 @@ void HNSWTablesHandle::submit(
             table_id,
             tables_->dimension(table_id));
     const SearchParametersHNSW* params = hnsw_params_at(params_address);
-    const float* xq = reinterpret_cast<const float*>(x);
-    float* dis = reinterpret_cast<float*>(distances);
-    auto* ids = reinterpret_cast<Index::idx_t*>(labels);
-
-    auto batch = std::make_shared<Batch>();
-    batch->completions = completions.state();
-    batch->ticket = ticket;
-    batch->remaining.store(n, std::memory_order_relaxed);
-    batch->completions->begin();
-
-    for (int64_t i = 0; i < n; i++) {
-        std::vector<float> query(xq + i * d, xq + (i + 1) * d);
-        auto callback = [batch, dis, ids, i, k](
-                                std::exception_ptr error,
-                                HNSWQueryResult& result) {
-            if (error) {
-                batch->fail(message_of(error));
-            } else {
-                std::copy_n(result.distances.data(), k, dis + i * k);
-                std::copy_n(result.labels.data(), k, ids + i * k);
-            }
-            batch->finish(1);
-        };
-        try {
-            tables_->search_with_callback(
-                    table_id, std::move(query), k, callback, params);
-        } catch (const std::exception& e) {
-            // Queries 0..i-1 are in flight: the ticket still completes,
-            // carrying this error, once they are done.
-            batch->fail(e.what());
-            batch->finish(n - i);
-            return;
+    std::shared_ptr<Completions::State> state = completions.state();
+    auto report = [state, ticket](std::exception_ptr error) {
+        Completion c;
+        c.ticket = ticket;
+        c.ok = error == nullptr;
+        if (error) {
+            c.error = message_of(error);
         }
+        state->push(std::move(c));
+    };
+    // Outstanding from before the first query can finish; input errors
+    // throw before any is submitted, and the ticket is withdrawn.
+    state->begin();
+    try {
+        tables_->search_batch_async(
+                table_id,
+                n,
+                reinterpret_cast<const float*>(x),
+                d,
+                k,
+                reinterpret_cast<float*>(distances),
+                reinterpret_cast<Index::idx_t*>(labels),
+                report,
+                params);
+    } catch (...) {
+        state->cancel();
+        throw;
     }
 }
 

@@ -66,7 +66,6 @@ class HNSWTablesHandle {
             Completions& completions) const;
 
    private:
-    std::shared_ptr<PoolCore> core_; ///< keeps pool and monitor alive
     std::unique_ptr<HNSWTables> tables_;
 };
 

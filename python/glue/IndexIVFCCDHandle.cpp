@@ -22,10 +22,8 @@ int64_t RangeResult::total() const {
     return int64_t(result_.lims[result_.nq]);
 }
 
-void RangeResult::copy_to(
-        uintptr_t lims,
-        uintptr_t distances,
-        uintptr_t labels) const {
+void RangeResult::copy_to(uintptr_t lims, uintptr_t distances, uintptr_t labels)
+        const {
     const size_t total = result_.lims[result_.nq];
     std::memcpy(
             reinterpret_cast<void*>(lims),
@@ -46,13 +44,11 @@ void RangeResult::copy_to(
 IndexIVFCCDHandle::IndexIVFCCDHandle(
         PoolHandle& pool,
         uintptr_t index_address,
-        uint32_t table_id)
-        : core_(pool.core()) {
-    auto* ivf = dynamic_cast<IndexIVF*>(
-            reinterpret_cast<Index*>(index_address));
+        uint32_t table_id) {
+    auto* ivf =
+            dynamic_cast<IndexIVF*>(reinterpret_cast<Index*>(index_address));
     FAISS_THROW_IF_NOT_MSG(ivf, "IndexIVFCCD: index is not a faiss.IndexIVF");
-    index_ = std::make_unique<IndexIVFCCD>(ivf, core_->pool, table_id);
-    index_->traffic_sink = core_->monitor.get();
+    index_ = std::make_unique<IndexIVFCCD>(ivf, pool.runtime(), table_id);
 }
 
 void IndexIVFCCDHandle::search(

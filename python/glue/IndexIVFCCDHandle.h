@@ -83,7 +83,6 @@ class IndexIVFCCDHandle {
     uint32_t table_id() const;
 
    private:
-    std::shared_ptr<PoolCore> core_; ///< keeps pool and monitor alive
     std::unique_ptr<IndexIVFCCD> index_;
 };
 

@@ -14,13 +14,6 @@ namespace python {
 
 namespace {
 
-Topology topology_from(const std::string& spec) {
-    if (spec.empty() || spec == "auto") {
-        return Topology::from_env_or_detect();
-    }
-    return Topology::from_spec(spec);
-}
-
 /// JsonList: "[a, b, c]" from any range of numbers.
 template <class Range>
 std::string json_list(const Range& values) {
@@ -53,57 +46,39 @@ PoolHandle::PoolHandle(
         const std::string& policy,
         bool monitor,
         double monitor_period_s)
-        : core_(std::make_shared<PoolCore>()) {
-    if (monitor && !(monitor_period_s > 0 && monitor_period_s < 3600)) {
-        throw std::invalid_argument(
-                "Pool: monitor_period must be in (0, 3600) seconds");
-    }
-    PolicyKind kind = policy_from_name(policy);
-    core_->pool = std::make_shared<Pool>(topology_from(topology), kind);
-    if (monitor) {
-        core_->monitor = std::make_unique<Monitor>(*core_->pool);
-        core_->monitor->start(monitor_period_s);
-    }
-}
-
-PoolCore::~PoolCore() {
-    if (!pool) {
-        return; // the constructor failed before making it
-    }
-    // Queries in flight may still record into the monitor: let them finish
-    // before it goes, then stop it before the pool it watches goes.
-    pool->wait_idle();
-    monitor.reset();
-    pool.reset();
-}
+        : runtime_(Runtime::create(
+                  RuntimeOptions()
+                          .set_topology(topology)
+                          .set_policy(policy_from_name(policy))
+                          .set_monitor(monitor, monitor_period_s))) {}
 
 std::string PoolHandle::describe_topology() const {
-    return core_->pool->topology().describe();
+    return runtime_->pool().topology().describe();
 }
 
 std::string PoolHandle::policy_name() const {
-    return ::faiss::ccd::policy_name(core_->pool->policy());
+    return ::faiss::ccd::policy_name(runtime_->pool().policy());
 }
 
 int PoolHandle::num_workers() const {
-    return core_->pool->num_workers();
+    return runtime_->pool().num_workers();
 }
 
 int PoolHandle::num_ccds() const {
-    return core_->pool->topology().num_ccds();
+    return runtime_->pool().topology().num_ccds();
 }
 
 void PoolHandle::wait_idle() const {
-    core_->pool->wait_idle();
+    runtime_->pool().wait_idle();
 }
 
 std::string PoolHandle::stats_json() const {
-    const PoolStats s = core_->pool->stats();
+    const PoolStats s = runtime_->pool().stats();
     std::ostringstream out;
     out << "{\"policy\": \"" << policy_name() << "\"";
     out << ", \"num_workers\": " << num_workers();
     out << ", \"num_ccds\": " << num_ccds();
-    out << ", \"epoch\": " << s.placement_epoch;
+    out << ", \"epoch\": " << s.mapping_epoch;
     out << ", \"tasks_run\": " << s.tasks_run();
     out << ", \"local_pops\": " << s.local_pops();
     out << ", \"intra_ccd_steals\": " << s.intra_ccd_steals();
@@ -130,8 +105,8 @@ std::string PoolHandle::stats_json() const {
             << ", \"queued\": " << w.queued << '}';
     }
     out << ']';
-    if (core_->monitor) {
-        const MonitorStats m = core_->monitor->stats();
+    if (const Monitor* monitor = runtime_->monitor()) {
+        const MonitorStats m = monitor->stats();
         out << ", \"monitor\": {\"ccd_traffic\": " << json_list(m.ccd_traffic)
             << ", \"imbalance\": " << json_number(m.imbalance)
             << ", \"fast_bytes\": " << m.fast_bytes

@@ -1,16 +1,15 @@
 /**
- * PoolHandle: what Python's faiss_ccd.Pool holds. One Pool plus, by
- * default, the Monitor that re-places its keys as traffic drifts; every
- * index and table searched through this handle reports its traffic to that
+ * PoolHandle: what Python's faiss_ccd.Pool holds: a Runtime (a Pool plus, by
+ * default, the Monitor that re-maps its keys as traffic drifts); every index
+ * and table searched through this handle reports its traffic to that
  * monitor.
  *
- * Lifetime. The pool and its monitor live in a PoolCore shared by the
- * PoolHandle and every IndexIVFCCDHandle and HNSWTablesHandle made from it,
- * so a search in progress keeps them alive whatever Python drops meanwhile
- * (a default pool replaced while another thread searches through it, say).
- * The last owner's PoolCore destructor waits until the pool is idle
- * (asynchronous queries still report to the monitor), then stops the
- * monitor, then the pool: no handle is left to submit more.
+ * Lifetime. The runtime is shared by the PoolHandle and every
+ * IndexIVFCCDHandle and HNSWTablesHandle made from it, so a search in
+ * progress keeps it alive whatever Python drops meanwhile (a default pool
+ * replaced while another thread searches through it, say). The last
+ * owner's ~Runtime waits until the pool is idle, then stops the monitor,
+ * then the pool.
  *
  * Thread contract: every method from any thread; the SWIG module calls
  * them without the GIL.
@@ -18,9 +17,7 @@
 
 #pragma once
 
-#include <faiss/ccd_scheduler/Monitor.h>
-#include <faiss/ccd_scheduler/Pool.h>
-#include <faiss/ccd_scheduler/TrafficSink.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 
 #include <memory>
 #include <string>
@@ -28,14 +25,6 @@
 namespace faiss {
 namespace ccd {
 namespace python {
-
-/// PoolCore: a pool and its optional monitor. The destructor lets the pool
-/// drain, stops the monitor, then the pool.
-struct PoolCore {
-    std::shared_ptr<Pool> pool;
-    std::unique_ptr<Monitor> monitor;
-    ~PoolCore();
-};
 
 class PoolHandle {
    public:
@@ -66,12 +55,12 @@ class PoolHandle {
 
     // ---- C++ side only (not wrapped)
 
-    const std::shared_ptr<PoolCore>& core() const {
-        return core_;
+    const std::shared_ptr<Runtime>& runtime() const {
+        return runtime_;
     }
 
    private:
-    std::shared_ptr<PoolCore> core_;
+    std::shared_ptr<Runtime> runtime_;
 };
 
 } // namespace python

@@ -484,7 +484,7 @@ static void test_hnsw_tables(void) {
 
         /* Table errors. */
         CHECK_INVALID(
-                "already registered",
+                "already taken",
                 faiss_ccd_HNSWTables_add_table,
                 (tables, 1, h8));
         CHECK_NOT_FOUND(

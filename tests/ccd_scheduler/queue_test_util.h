@@ -18,8 +18,8 @@
 
 #pragma once
 
-#include <faiss/ccd_scheduler/Futex.h>
 #include <faiss/ccd_scheduler/Task.h>
+#include <faiss/ccd_scheduler/detail/Futex.h>
 
 #include <gtest/gtest.h>
 

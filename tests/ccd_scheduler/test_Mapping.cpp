@@ -1,10 +1,10 @@
 /**
- * Tests for Placement.h: HashPlacement is stable, in range, and spreads the
+ * Tests for Mapping.h: HashMapping is stable, in range, and spreads the
  * ids of a realistic deployment evenly over the CCDs.
  */
 
+#include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/MappingId.h>
-#include <faiss/ccd_scheduler/Placement.h>
 
 #include <gtest/gtest.h>
 
@@ -12,12 +12,12 @@
 #include <random>
 #include <vector>
 
-using faiss::ccd::HashPlacement;
+using faiss::ccd::HashMapping;
 using faiss::ccd::make_mapping_id;
 using faiss::ccd::MappingId;
 
-TEST(HashPlacement, StableAndInRange) {
-    const HashPlacement a, b; // two objects: the answer is a pure function
+TEST(HashMapping, StableAndInRange) {
+    const HashMapping a, b; // two objects: the answer is a pure function
     EXPECT_EQ(a.name(), "hash");
     std::mt19937_64 rng(99);
     std::vector<MappingId> ids = {
@@ -40,8 +40,8 @@ TEST(HashPlacement, StableAndInRange) {
     }
 }
 
-TEST(HashPlacement, UsesEveryCcd) {
-    const HashPlacement p;
+TEST(HashMapping, UsesEveryCcd) {
+    const HashMapping p;
     for (int num_ccds = 1; num_ccds <= 13; num_ccds++) {
         std::vector<int> hits(size_t(num_ccds), 0);
         for (uint32_t list = 0; list < 1000; list++) {
@@ -54,10 +54,10 @@ TEST(HashPlacement, UsesEveryCcd) {
     }
 }
 
-TEST(HashPlacement, RoughlyUniformOverTwelveCcds) {
+TEST(HashMapping, RoughlyUniformOverTwelveCcds) {
     // 15 tables of 8192 IVF lists each over 12 CCDs: every CCD gets within
     // 10% of the mean (10240 ids).
-    const HashPlacement p;
+    const HashMapping p;
     const int num_ccds = 12;
     std::vector<int64_t> hits(num_ccds, 0);
     int64_t total = 0;

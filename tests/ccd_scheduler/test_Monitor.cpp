@@ -26,7 +26,7 @@ void feed(Monitor& m, const std::vector<MappingId>& ids, uint64_t bytes) {
 /// ids_hashed_to: n ids the default hash puts on CCD `ccd`.
 std::vector<MappingId> ids_hashed_to(int ccd, int nccd, int n, uint32_t table) {
     std::vector<MappingId> ids;
-    HashPlacement hash;
+    HashMapping hash;
     for (uint32_t l = 0; int(ids.size()) < n; l++) {
         if (hash.pick_ccd(make_mapping_id(table, l), nccd) == ccd) {
             ids.push_back(make_mapping_id(table, l));
@@ -80,7 +80,7 @@ TEST(Monitor, FollowsDriftAndForgetsOldTraffic) {
         clock->advance(1);
         monitor.tick();
     }
-    const uint64_t epoch_a = pool.placement_epoch();
+    const uint64_t epoch_a = pool.mapping_epoch();
     EXPECT_GE(epoch_a, 1u);
     // The hot set moves to other ids, all hashed to CCD 1.
     auto b = ids_hashed_to(1, 2, 20, 2);
@@ -104,7 +104,7 @@ TEST(Monitor, SkipsRemapsThatCannotHelp) {
     feed(monitor, {make_mapping_id(1, 1)}, 1000000); // one id, all traffic
     clock->advance(1);
     EXPECT_FALSE(monitor.tick());
-    EXPECT_EQ(pool.placement_epoch(), 0u);
+    EXPECT_EQ(pool.mapping_epoch(), 0u);
 }
 
 TEST(Monitor, RespectsMinimumInterval) {
@@ -132,7 +132,9 @@ TEST(Monitor, WorkersRecordIntoTheirOwnBuffers) {
         TaskGroup group(pool);
         for (int i = 0; i < n; i++) {
             MappingId id = make_mapping_id(1, uint32_t(i % 50));
-            group.submit(id, [&monitor, id] { monitor.record(id, 1, 3); });
+            group.submit(id, [&monitor, id] {
+                monitor.record(id, 1, 3);
+            });
         }
         group.wait();
     }
@@ -166,7 +168,7 @@ TEST(MonitorSnapshotSwap, ExactlyOnceUnderConstantRemaps) {
     std::vector<std::atomic<uint8_t>> hits(size_t(kSubmitters) * per_submitter);
     std::atomic<bool> done{false};
     std::atomic<int> swaps{0};
-    std::weak_ptr<const Placement> first_snapshot;
+    std::weak_ptr<const Mapping> first_snapshot;
     std::thread remapper([&] {
         std::vector<MappingId> ids;
         for (uint32_t l = 0; l < 256; l++) {
@@ -178,11 +180,11 @@ TEST(MonitorSnapshotSwap, ExactlyOnceUnderConstantRemaps) {
             for (size_t i = 0; i < ids.size(); i++) {
                 ccds[i] = int((i + round) % 4);
             }
-            auto snap = std::make_shared<MappingSnapshot>(ids, ccds, 4, round);
+            auto snap = std::make_shared<MappingSnapshot>(ids, ccds, 4);
             if (round == 0) {
                 first_snapshot = snap;
             }
-            pool.set_placement(std::move(snap));
+            pool.set_mapping(std::move(snap));
             round++;
             swaps.fetch_add(1);
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -212,7 +214,7 @@ TEST(MonitorSnapshotSwap, ExactlyOnceUnderConstantRemaps) {
     }
     EXPECT_EQ(bad, 0u);
     EXPECT_GT(swaps.load(), 1);
-    EXPECT_EQ(pool.placement_epoch(), uint64_t(swaps.load()));
+    EXPECT_EQ(pool.mapping_epoch(), uint64_t(swaps.load()));
     EXPECT_TRUE(first_snapshot.expired()) << "an old snapshot was kept";
 }
 

@@ -4,7 +4,7 @@
  * (before its futex_wait, during it, or after it).
  */
 
-#include <faiss/ccd_scheduler/Parker.h>
+#include <faiss/ccd_scheduler/detail/Parker.h>
 
 #include <gtest/gtest.h>
 #include <pthread.h>

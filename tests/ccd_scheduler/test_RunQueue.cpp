@@ -5,7 +5,7 @@
  * thieves (steal); everything pushed comes out exactly once.
  */
 
-#include <faiss/ccd_scheduler/RunQueue.h>
+#include <faiss/ccd_scheduler/detail/RunQueue.h>
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
  * thieves all popping).
  */
 
-#include <faiss/ccd_scheduler/SubmitRing.h>
+#include <faiss/ccd_scheduler/detail/SubmitRing.h>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // TaskAllocator: blocks allocated on one thread and freed on others come
 // back intact and are reused; threads that exit hand their caches on.
 
-#include <faiss/ccd_scheduler/TaskAllocator.h>
+#include <faiss/ccd_scheduler/detail/TaskAllocator.h>
 
 #include <gtest/gtest.h>
 
@@ -39,8 +39,10 @@ TEST(TaskAllocator, CrossThreadStress) {
     std::atomic<bool> producers_done{false};
     auto fill = [](void* p, size_t size, uint8_t tag) {
         std::memcpy(p, &size, sizeof(size));
-        std::memset(static_cast<uint8_t*>(p) + sizeof(size), tag,
-                    size - sizeof(size));
+        std::memset(
+                static_cast<uint8_t*>(p) + sizeof(size),
+                tag,
+                size - sizeof(size));
     };
     std::vector<std::thread> consumers;
     for (int c = 0; c < kConsumers; c++) {
@@ -57,7 +59,8 @@ TEST(TaskAllocator, CrossThreadStress) {
                 }
                 size_t size;
                 std::memcpy(&size, p, sizeof(size));
-                const uint8_t* b = static_cast<const uint8_t*>(p) + sizeof(size);
+                const uint8_t* b =
+                        static_cast<const uint8_t*>(p) + sizeof(size);
                 for (size_t j = 1; j + sizeof(size) < size; j++) {
                     if (b[j] != b[0]) {
                         corrupt.fetch_add(1);
@@ -83,7 +86,9 @@ TEST(TaskAllocator, CrossThreadStress) {
                          j = (j + 1) % ring.size()) {
                         void* expected = nullptr;
                         if (ring[j].compare_exchange_strong(
-                                    expected, p, std::memory_order_release)) {
+                                    expected,
+                                    p,
+                                    std::memory_order_release)) {
                             break;
                         }
                     }

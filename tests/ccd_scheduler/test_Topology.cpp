@@ -225,7 +225,8 @@ TEST(TopologyGroups, Validates) {
     using S = Topology::Source;
     EXPECT_THROW(Topology::from_groups({}, S::spec), std::invalid_argument);
     EXPECT_THROW(
-            Topology::from_groups({{0}, {}}, S::spec), std::invalid_argument);
+            Topology::from_groups({{0}, {}}, S::spec),
+            std::invalid_argument);
     EXPECT_THROW(Topology::from_groups({{-2}}, S::spec), std::invalid_argument);
     EXPECT_THROW(
             Topology::from_groups({{0, 1}, {1}}, S::spec),
@@ -281,26 +282,26 @@ TEST(TopologyString, AutoAndEmptyDetect) {
 TEST(TopologyEnv, HonoursVariable) {
     {
         EnvGuard env("4x2");
-        Topology t = Topology::from_env_or_detect();
+        Topology t = Topology::from_string("auto");
         EXPECT_EQ(t.source(), Topology::Source::spec);
         check_shape(t, {2, 2, 2, 2});
     }
     {
         EnvGuard env("auto");
         EXPECT_NE(
-                Topology::from_env_or_detect().source(),
+                Topology::from_string("auto").source(),
                 Topology::Source::spec);
     }
     {
         EnvGuard env(nullptr);
-        Topology t = Topology::from_env_or_detect();
+        Topology t = Topology::from_string("auto");
         EXPECT_NE(t.source(), Topology::Source::spec);
         EXPECT_GE(t.num_ccds(), 1);
     }
     {
         EnvGuard env("4x2junk");
         try {
-            Topology::from_env_or_detect();
+            Topology::from_string("auto");
             ADD_FAILURE() << "no exception";
         } catch (const std::invalid_argument& e) {
             std::string what = e.what();

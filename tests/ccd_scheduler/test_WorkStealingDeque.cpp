@@ -4,7 +4,7 @@
  * thieves racing for the same tasks.
  */
 
-#include <faiss/ccd_scheduler/WorkStealingDeque.h>
+#include <faiss/ccd_scheduler/detail/WorkStealingDeque.h>
 
 #include <gtest/gtest.h>
 

@@ -108,11 +108,17 @@ inline std::unique_ptr<faiss::IndexHNSW> make_hnsw(
     return out;
 }
 
-inline std::shared_ptr<Pool> make_pool(
+/// make_runtime: a pool of the given shape and policy, without a monitor
+/// (tests that want traffic install their own sink).
+inline std::shared_ptr<Runtime> make_runtime(
         const std::string& spec,
         PolicyKind policy = PolicyKind::ccd,
         PoolOptions options = PoolOptions()) {
-    return std::make_shared<Pool>(Topology::from_spec(spec), policy, options);
+    return Runtime::create(RuntimeOptions()
+                                   .set_topology(spec)
+                                   .set_policy(policy)
+                                   .set_pool(options)
+                                   .set_monitor(false));
 }
 
 /// expect_faiss_error: f() throws a FaissException mentioning `needle`.

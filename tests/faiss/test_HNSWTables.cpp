@@ -9,6 +9,7 @@
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexHNSW.h>
+#include <faiss/impl/IDSelector.h>
 
 #include <gtest/gtest.h>
 
@@ -42,9 +43,10 @@ TEST_P(HNSWTablesMatchesStock, Synthetic) {
     const auto base = clustered(nb, d, 20, 1);
     const auto queries = clustered(nq, d, 20, 2);
     auto index = make_hnsw(key, d, base, metric);
-    auto pool = make_pool("2x2");
-    HNSWTables tables(pool);
-    tables.register_table(7, index.get(), false);
+    auto runtime = make_runtime("2x2");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(7, index.get(), false);
     EXPECT_EQ(tables.ef_search(7), index->hnsw.efSearch);
     EXPECT_EQ(tables.dimension(7), d);
 
@@ -78,12 +80,125 @@ TEST_P(HNSWTablesMatchesStock, Synthetic) {
     // ... and a table registered with efSearch 48 on an index whose own
     // efSearch is 48 is exactly the parameterless stock search.
     index->hnsw.efSearch = 48;
-    tables.register_table(8, index.get(), false, 48);
+    tables.add_table(8, index.get(), false, 48);
     EXPECT_EQ(
             via_tables(tables, 8, nq, queries.data(), 10),
             reference(*index, nq, queries.data(), 10));
     // n == 0 is a no-op.
     tables.search(7, 0, nullptr, 10, nullptr, nullptr);
+}
+
+// search_batch_async: the same answers as the synchronous search, the
+// callback called once after every query finished; input errors throw at
+// once and submit nothing; a query's error reaches the callback.
+TEST_P(HNSWTablesMatchesStock, BatchAsync) {
+    const auto [key, metric] = GetParam();
+    const int d = 16, nq = 100, k = 10;
+    const auto base = clustered(2000, d, 10, 5);
+    const auto queries = clustered(nq, d, 10, 6);
+    auto index = make_hnsw(key, d, base, metric);
+    auto runtime = make_runtime("2x2");
+    HNSWTables tables(runtime);
+    tables.add_table(3, index.get(), false);
+    Answer got{std::vector<float>(nq * k), std::vector<idx_t>(nq * k)};
+    std::promise<std::exception_ptr> done;
+    std::atomic<int> calls{0};
+    const uint64_t before = runtime->pool().stats().tasks_run();
+    tables.search_batch_async(
+            3,
+            nq,
+            queries.data(),
+            d,
+            k,
+            got.D.data(),
+            got.I.data(),
+            [&](std::exception_ptr error) {
+                calls++;
+                done.set_value(error);
+            });
+    EXPECT_EQ(done.get_future().get(), nullptr);
+    runtime->pool().wait_idle();
+    EXPECT_EQ(calls.load(), 1);
+    EXPECT_EQ(runtime->pool().stats().tasks_run() - before, uint64_t(nq));
+    EXPECT_EQ(got, reference(*index, nq, queries.data(), k));
+
+    auto never = [&](std::exception_ptr) {
+        calls++;
+    };
+    expect_faiss_error(
+            [&] {
+                tables.search_batch_async(
+                        4,
+                        nq,
+                        queries.data(),
+                        d,
+                        k,
+                        got.D.data(),
+                        got.I.data(),
+                        never);
+            },
+            "unknown table id 4");
+    expect_faiss_error(
+            [&] {
+                tables.search_batch_async(
+                        3,
+                        nq,
+                        queries.data(),
+                        d + 1,
+                        k,
+                        got.D.data(),
+                        got.I.data(),
+                        never);
+            },
+            "dimension");
+    expect_faiss_error(
+            [&] {
+                tables.search_batch_async(
+                        3,
+                        nq,
+                        queries.data(),
+                        d,
+                        k,
+                        got.D.data(),
+                        got.I.data(),
+                        nullptr);
+            },
+            "callback");
+    runtime->pool().wait_idle();
+    EXPECT_EQ(calls.load(), 1);
+
+    // An error inside the queries: a selector that throws.
+    struct Throwing : faiss::IDSelector {
+        bool is_member(idx_t) const override {
+            throw std::runtime_error("selector says no");
+        }
+    } throwing;
+    faiss::SearchParametersHNSW params;
+    params.efSearch = 16;
+    params.sel = &throwing;
+    std::promise<std::exception_ptr> failed;
+    tables.search_batch_async(
+            3,
+            nq,
+            queries.data(),
+            d,
+            k,
+            got.D.data(),
+            got.I.data(),
+            [&](std::exception_ptr error) {
+                failed.set_value(error);
+            },
+            &params);
+    std::exception_ptr error = failed.get_future().get();
+    ASSERT_NE(error, nullptr);
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        EXPECT_NE(
+                std::string(e.what()).find("selector says no"),
+                std::string::npos)
+                << e.what();
+    }
 }
 
 // Fewer than k results (-1 labels) and an empty table, as stock.
@@ -94,10 +209,11 @@ TEST_P(HNSWTablesMatchesStock, FewerThanKAndEmpty) {
     auto empty = make_hnsw(key, d, base, metric);
     empty->reset();
     auto tiny = make_hnsw(key, d, {base.begin(), base.begin() + 5 * d}, metric);
-    auto pool = make_pool("2x1");
-    HNSWTables tables(pool);
-    tables.register_table(1, empty.get(), false);
-    tables.register_table(2, tiny.get(), false);
+    auto runtime = make_runtime("2x1");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(1, empty.get(), false);
+    tables.add_table(2, tiny.get(), false);
     const auto queries = clustered(9, d, 4, 4);
     EXPECT_EQ(
             via_tables(tables, 1, 9, queries.data(), 10),
@@ -138,12 +254,13 @@ TEST(HNSWTablesFashionMnist, FlatAndSQ8MatchStock) {
     }
     ASSERT_EQ(base.d, 784);
     ASSERT_EQ(base.n, 10000);
-    auto pool = make_pool("2x1");
-    HNSWTables tables(pool);
+    auto runtime = make_runtime("2x1");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
     uint32_t id = 0;
     for (const char* key : {"HNSW32", "HNSW32,SQ8"}) {
         auto index = make_hnsw(key, base.d, base.x);
-        tables.register_table(++id, index.get(), false);
+        tables.add_table(++id, index.get(), false);
         EXPECT_EQ(
                 via_tables(tables, id, queries.n, queries.x.data(), 10),
                 reference(*index, queries.n, queries.x.data(), 10))
@@ -164,7 +281,7 @@ TEST(HNSWTablesFashionMnist, FlatAndSQ8MatchStock) {
                     reference(*index, queries.n, queries.x.data(), 10, &params))
                     << key << " efSearch=" << ef;
         }
-        tables.unregister_table(id).wait();
+        tables.remove_table(id).wait();
     }
 }
 
@@ -212,12 +329,13 @@ class HNSWTablesPolicies : public ::testing::TestWithParam<PolicyKind> {};
 // one, and the pool ran exactly one task per query.
 TEST_P(HNSWTablesPolicies, SixteenClientsTenTablesMatchSerial) {
     const TenTables data;
-    auto pool = make_pool("2x2", GetParam());
-    HNSWTables tables(pool);
+    auto runtime = make_runtime("2x2", GetParam());
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
     for (int t = 0; t < TenTables::kTables; t++) {
-        tables.register_table(100 + t, data.indexes[t].get(), false);
+        tables.add_table(100 + t, data.indexes[t].get(), false);
     }
-    const PoolStats before = pool->stats();
+    const PoolStats before = pool.stats();
     const int kClients = 16, kOps = 40;
     std::atomic<int> wrong{0}, queries_run{0}, errors{0};
     std::vector<std::thread> clients;
@@ -308,16 +426,16 @@ TEST_P(HNSWTablesPolicies, SixteenClientsTenTablesMatchSerial) {
     for (auto& t : clients) {
         t.join();
     }
-    pool->wait_idle();
+    pool.wait_idle();
     EXPECT_EQ(wrong.load(), 0);
     EXPECT_EQ(errors.load(), 0);
     EXPECT_EQ(
-            pool->stats().since(before).tasks_run(),
+            pool.stats().since(before).tasks_run(),
             uint64_t(queries_run.load()));
     if (GetParam() == PolicyKind::round_robin) {
         EXPECT_EQ(
-                pool->stats().since(before).intra_ccd_steals() +
-                        pool->stats().since(before).cross_ccd_steals(),
+                pool.stats().since(before).intra_ccd_steals() +
+                        pool.stats().since(before).cross_ccd_steals(),
                 0u);
     }
 }
@@ -326,14 +444,15 @@ TEST_P(HNSWTablesPolicies, SixteenClientsTenTablesMatchSerial) {
 // runs the query tasks while it waits.
 TEST_P(HNSWTablesPolicies, NestedSearchFromATask) {
     const TenTables data;
-    auto pool = make_pool("1x1", GetParam());
-    HNSWTables tables(pool);
-    tables.register_table(1, data.indexes[0].get(), false);
+    auto runtime = make_runtime("1x1", GetParam());
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(1, data.indexes[0].get(), false);
     Answer got{
             std::vector<float>(8 * TenTables::kK),
             std::vector<idx_t>(8 * TenTables::kK)};
     std::promise<void> done;
-    pool->submit(kLocalMappingId, [&] {
+    pool.submit(kLocalMappingId, [&] {
         tables.search(
                 1,
                 8,
@@ -374,13 +493,14 @@ TEST(HNSWTablesPlacement, CcdPolicyKeepsEachTableOnItsCcd) {
     const TenTables data;
     PoolOptions options;
     options.steal.cross_ccd_threshold = INT64_MAX;
-    auto pool = make_pool("3x2", PolicyKind::ccd, options);
-    HNSWTables tables(pool);
+    auto runtime = make_runtime("3x2", PolicyKind::ccd, options);
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
     WorkerSink sink;
-    sink.pool = pool.get();
+    sink.pool = &pool;
     tables.traffic_sink = &sink;
     for (int t = 0; t < TenTables::kTables; t++) {
-        tables.register_table(t, data.indexes[t].get(), false);
+        tables.add_table(t, data.indexes[t].get(), false);
     }
     std::vector<std::thread> clients;
     for (int c = 0; c < 4; c++) {
@@ -407,9 +527,9 @@ TEST(HNSWTablesPlacement, CcdPolicyKeepsEachTableOnItsCcd) {
     std::set<int> used;
     for (int t = 0; t < TenTables::kTables; t++) {
         const MappingId id = make_mapping_id(t, 0);
-        EXPECT_EQ(sink.ccds[id], std::set<int>{pool->pick_ccd(id)})
+        EXPECT_EQ(sink.ccds[id], std::set<int>{pool.pick_ccd(id)})
                 << "table " << t;
-        used.insert(pool->pick_ccd(id));
+        used.insert(pool.pick_ccd(id));
     }
     EXPECT_GT(used.size(), 1u); // the tables spread over CCDs
 }
@@ -462,13 +582,14 @@ TEST(HNSWTablesTraffic, TouchedNodesAreExact) {
     const uint64_t stock = storage->count.load();
     const size_t level0 = faiss::hnsw_stats.n3;
 
-    auto pool = make_pool("2x2");
-    HNSWTables tables(pool);
-    tables.register_table(12, &index, false);
+    auto runtime = make_runtime("2x2");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(12, &index, false);
     const MappingId id = make_mapping_id(12, 0);
     for (int run = 0; run < 2; run++) {
         WorkerSink sink;
-        sink.pool = pool.get();
+        sink.pool = &pool;
         tables.traffic_sink = &sink;
         storage->count = 0;
         EXPECT_EQ(via_tables(tables, 12, nq, queries.data(), 10), ref);

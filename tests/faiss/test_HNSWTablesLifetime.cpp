@@ -34,12 +34,13 @@ TEST(HNSWTablesAsync, FutureAndCallbackMatchStock) {
     const auto queries = clustered(20, d, 10, 6);
     auto index = make_hnsw("HNSW16", d, base);
     const Answer ref = reference(*index, 20, queries.data(), 5);
-    auto pool = make_pool("2x2");
-    HNSWTables tables(pool);
+    auto runtime = make_runtime("2x2");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
     WorkerSink sink;
-    sink.pool = pool.get();
+    sink.pool = &pool;
     tables.traffic_sink = &sink;
-    tables.register_table(3, index.get(), false);
+    tables.add_table(3, index.get(), false);
 
     std::vector<std::future<HNSWQueryResult>> futures;
     for (int q = 0; q < 20; q++) {
@@ -114,9 +115,10 @@ TEST(HNSWTablesAsync, ErrorsInsideTasksReachTheCaller) {
     faiss::IndexHNSW index(storage, 8);
     index.own_fields = true;
     index.add(500, base.data());
-    auto pool = make_pool("2x1");
-    HNSWTables tables(pool);
-    tables.register_table(1, &index, false);
+    auto runtime = make_runtime("2x1");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(1, &index, false);
     std::vector<float> q(base.begin(), base.begin() + d);
     std::vector<float> D(3 * 4);
     std::vector<idx_t> I(3 * 4);
@@ -186,14 +188,15 @@ TEST_P(HNSWTablesLifetimePolicies, UnregisterWithQueriesInFlight) {
     const Answer ref = reference(*index, 30, queries.data(), 5);
     CountedHNSW::destroyed = 0;
 
-    auto pool = make_pool("2x1", GetParam());
-    auto tables = std::make_unique<HNSWTables>(pool);
-    tables->register_table(9, index, true);
-    Blockers blockers(*pool);
+    auto runtime = make_runtime("2x1", GetParam());
+    Pool& pool = runtime->pool();
+    auto tables = std::make_unique<HNSWTables>(runtime);
+    tables->add_table(9, index, true);
+    Blockers blockers(pool);
 
     auto queued = [&] {
         int64_t n = 0;
-        for (const WorkerStats& w : pool->stats().workers) {
+        for (const WorkerStats& w : pool.stats().workers) {
             n += w.queued;
         }
         return n;
@@ -236,7 +239,7 @@ TEST_P(HNSWTablesLifetimePolicies, UnregisterWithQueriesInFlight) {
     }
     ASSERT_EQ(queued(), 90);
 
-    std::shared_future<void> released = tables->unregister_table(9);
+    std::shared_future<void> released = tables->remove_table(9);
     EXPECT_FALSE(tables->has_table(9));
     expect_faiss_error(
             [&] {
@@ -265,7 +268,7 @@ TEST_P(HNSWTablesLifetimePolicies, UnregisterWithQueriesInFlight) {
     ASSERT_EQ(
             released.wait_for(std::chrono::seconds(20)),
             std::future_status::ready);
-    pool->wait_idle();
+    pool.wait_idle();
     EXPECT_EQ(callbacks_ok.load(), 30);
     EXPECT_EQ(CountedHNSW::destroyed.load(), 1);
 }
@@ -278,20 +281,21 @@ TEST(HNSWTablesLifetime, NotOwnedFreedAfterReleased) {
     auto index = std::make_unique<CountedHNSW>(d, 8);
     index->add(600, base.data());
     const Answer ref = reference(*index, 20, base.data(), 3);
-    auto pool = make_pool("2x1");
-    HNSWTables tables(pool);
-    tables.register_table(4, index.get(), false);
+    auto runtime = make_runtime("2x1");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(4, index.get(), false);
     std::shared_future<void> released;
     std::vector<std::future<HNSWQueryResult>> futures;
     {
-        Blockers blockers(*pool);
+        Blockers blockers(pool);
         for (int q = 0; q < 20; q++) {
             futures.push_back(tables.search_async(
                     4,
                     {base.begin() + q * d, base.begin() + (q + 1) * d},
                     3));
         }
-        released = tables.unregister_table(4);
+        released = tables.remove_table(4);
         EXPECT_EQ(
                 released.wait_for(std::chrono::milliseconds(0)),
                 std::future_status::timeout);
@@ -308,8 +312,8 @@ TEST(HNSWTablesLifetime, NotOwnedFreedAfterReleased) {
                         ref.I.begin() + (q + 1) * 3));
     }
     // Unregistering an idle owned table deletes it at once.
-    tables.register_table(5, new CountedHNSW(d, 8), true);
-    tables.unregister_table(5).wait();
+    tables.add_table(5, new CountedHNSW(d, 8), true);
+    tables.remove_table(5).wait();
     EXPECT_EQ(CountedHNSW::destroyed.load(), 2);
 }
 
@@ -322,11 +326,12 @@ TEST(HNSWTablesLifetime, DestroyedWithAsyncQueriesInFlight) {
     auto* index = new CountedHNSW(d, 8);
     index->add(600, base.data());
     const Answer ref = reference(*index, 20, base.data(), 3);
-    auto pool = make_pool("2x1");
-    auto tables = std::make_unique<HNSWTables>(pool);
-    tables->register_table(6, index, true);
+    auto runtime = make_runtime("2x1");
+    Pool& pool = runtime->pool();
+    auto tables = std::make_unique<HNSWTables>(runtime);
+    tables->add_table(6, index, true);
     std::vector<std::future<HNSWQueryResult>> futures;
-    Blockers blockers(*pool);
+    Blockers blockers(pool);
     for (int q = 0; q < 20; q++) {
         futures.push_back(tables->search_async(
                 6,
@@ -343,7 +348,7 @@ TEST(HNSWTablesLifetime, DestroyedWithAsyncQueriesInFlight) {
                         ref.I.begin() + q * 3,
                         ref.I.begin() + (q + 1) * 3));
     }
-    pool->wait_idle();
+    pool.wait_idle();
     EXPECT_EQ(CountedHNSW::destroyed.load(), 1);
 }
 
@@ -364,9 +369,10 @@ TEST(HNSWTablesBadInput, ClearErrorsAndPoolStillUsable) {
     const int d = 8;
     const auto base = clustered(500, d, 5, 13);
     auto index = make_hnsw("HNSW8", d, base);
-    auto pool = make_pool("2x1");
-    HNSWTables tables(pool);
-    tables.register_table(1, index.get(), false);
+    auto runtime = make_runtime("2x1");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(1, index.get(), false);
     const float* x = base.data();
     std::vector<float> D(10 + 4, -7.0f);
     std::vector<idx_t> I(10 + 4, -7);
@@ -450,27 +456,27 @@ TEST(HNSWTablesBadInput, ClearErrorsAndPoolStillUsable) {
     // Registry errors.
     expect_faiss_error(
             [&] {
-                tables.register_table(2, nullptr, false);
+                tables.add_table(2, nullptr, false);
             },
             "null");
     expect_faiss_error(
             [&] {
-                tables.register_table(1, index.get(), false);
+                tables.add_table(1, index.get(), false);
             },
-            "already registered");
+            "already taken");
     expect_faiss_error(
             [&] {
-                tables.register_table(2, index.get(), true);
+                tables.add_table(2, index.get(), true);
             },
             "already table 1");
     expect_faiss_error(
             [&] {
-                tables.register_table(0xffffffffu, index.get(), false);
+                tables.add_table(0xffffffffu, index.get(), false);
             },
             "reserved");
     expect_faiss_error(
             [&] {
-                tables.register_table(2, index.get(), false, 0);
+                tables.add_table(2, index.get(), false, 0);
             },
             "ef_search");
     expect_faiss_error(
@@ -485,7 +491,7 @@ TEST(HNSWTablesBadInput, ClearErrorsAndPoolStillUsable) {
             "unknown");
     expect_faiss_error(
             [&] {
-                tables.unregister_table(3);
+                tables.remove_table(3);
             },
             "unknown table id 3");
     expect_faiss_error(
@@ -496,7 +502,7 @@ TEST(HNSWTablesBadInput, ClearErrorsAndPoolStillUsable) {
     faiss::IndexHNSW2Level two_level;
     expect_faiss_error(
             [&] {
-                tables.register_table(2, &two_level, false);
+                tables.add_table(2, &two_level, false);
             },
             "IndexHNSW2Level");
 
@@ -506,26 +512,24 @@ TEST(HNSWTablesBadInput, ClearErrorsAndPoolStillUsable) {
     EXPECT_EQ(via_tables(tables, 1, 5, x, 10), reference(*index, 5, x, 10));
 }
 
-TEST(HNSWTablesBadInput, PoolGone) {
+// The tables keep their runtime alive: dropping every other reference
+// leaves them searchable.
+TEST(HNSWTablesBadInput, TablesKeepTheirRuntime) {
     const int d = 8;
     const auto base = clustered(100, d, 2, 14);
     auto index = make_hnsw("HNSW8", d, base);
-    auto pool = make_pool("1x1");
-    HNSWTables tables(pool);
-    tables.register_table(1, index.get(), false);
-    pool.reset();
-    std::vector<float> D(10);
-    std::vector<idx_t> I(10);
-    expect_faiss_error(
-            [&] {
-                tables.search(1, 1, base.data(), 10, D.data(), I.data());
-            },
-            "pool is gone");
+    auto runtime = make_runtime("1x1");
+    HNSWTables tables(runtime);
+    tables.add_table(1, index.get(), false);
+    runtime.reset();
+    EXPECT_EQ(
+            via_tables(tables, 1, 5, base.data(), 10),
+            reference(*index, 5, base.data(), 10));
     expect_faiss_error(
             [&] {
                 HNSWTables nothing(nullptr);
             },
-            "pool is null");
+            "runtime is null");
 }
 
 } // namespace

@@ -7,9 +7,10 @@
 
 #include <faiss/IndexIVF.h>
 #include <faiss/IndexIVFPQ.h>
+#include <faiss/clone_index.h>
 #include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/FaissException.h>
-#include <faiss/clone_index.h>
+#include <faiss/impl/IDSelector.h>
 #include <faiss/index_factory.h>
 
 #include <gtest/gtest.h>
@@ -50,6 +51,13 @@ void reference_search(
     omp_set_num_threads(1);
     index.search(n, x, k, distances, labels, params);
     omp_set_num_threads(saved);
+}
+
+/// make_runtime: a pool of the given shape, without a monitor (these tests
+/// are about answers; test_Monitor.cpp is about placement).
+std::shared_ptr<Runtime> make_runtime(const char* spec) {
+    return Runtime::create(
+            RuntimeOptions().set_topology(spec).set_monitor(false));
 }
 
 const int kDim = 16;
@@ -169,8 +177,8 @@ TEST_P(IVFCCDMatchesStock, SearchAllShapes) {
         empty += ivf->invlists->list_size(l) == 0;
     }
     ASSERT_GT(empty, 0u) << "the data should leave some lists empty";
-    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
-    IndexIVFCCD ccd(ivf.get(), pool, 3);
+    auto runtime = make_runtime("2x2");
+    IndexIVFCCD ccd(ivf.get(), runtime, 3);
     ASSERT_TRUE(ccd.uses_scanners());
     int64_t missing_labels = 0;
     for (idx_t n : {1, 7, 1000}) {
@@ -180,19 +188,37 @@ TEST_P(IVFCCDMatchesStock, SearchAllShapes) {
                 params.nprobe = nprobe;
                 std::vector<float> d_ref(n * k), d_got(n * k);
                 std::vector<idx_t> i_ref(n * k), i_got(n * k);
-                reference_search(*ivf, n, data().queries.data(), k,
-                                 d_ref.data(), i_ref.data(), &params);
-                ccd.search(n, data().queries.data(), k, d_got.data(),
-                           i_got.data(), &params);
+                reference_search(
+                        *ivf,
+                        n,
+                        data().queries.data(),
+                        k,
+                        d_ref.data(),
+                        i_ref.data(),
+                        &params);
+                ccd.search(
+                        n,
+                        data().queries.data(),
+                        k,
+                        d_got.data(),
+                        i_got.data(),
+                        &params);
                 expect_same_results(
-                        n, k, d_ref, i_ref, d_got, i_got,
-                        key + " n=" + std::to_string(n) + " k=" +
-                                std::to_string(k) + " nprobe=" +
-                                std::to_string(nprobe));
+                        n,
+                        k,
+                        d_ref,
+                        i_ref,
+                        d_got,
+                        i_got,
+                        key + " n=" + std::to_string(n) +
+                                " k=" + std::to_string(k) +
+                                " nprobe=" + std::to_string(nprobe));
                 // Fewer candidates than k: -1 labels, as FAISS.
-                const auto ref_missing = std::count(i_ref.begin(), i_ref.end(), -1);
-                EXPECT_EQ(std::count(i_got.begin(), i_got.end(), -1),
-                          ref_missing);
+                const auto ref_missing =
+                        std::count(i_ref.begin(), i_ref.end(), -1);
+                EXPECT_EQ(
+                        std::count(i_got.begin(), i_got.end(), -1),
+                        ref_missing);
                 missing_labels += ref_missing;
             }
         }
@@ -204,30 +230,121 @@ TEST_P(IVFCCDMatchesStock, ChunkedAndListMajor) {
     const auto [key, metric] = GetParam();
     auto ivf = make_index(key, metric);
     ivf->nprobe = 8;
-    auto pool = std::make_shared<Pool>(Topology::from_spec("2x1"));
-    IndexIVFCCD ccd(ivf.get(), pool);
+    auto runtime = make_runtime("2x1");
+    IndexIVFCCD ccd(ivf.get(), runtime);
     ccd.split_factor = 0.5;
     ccd.chunk_factor = 0.25;
     ccd.min_chunk = 16;
     const idx_t n = 200, k = 20;
     std::vector<float> d_ref(n * k), d_got(n * k);
     std::vector<idx_t> i_ref(n * k), i_got(n * k);
-    reference_search(*ivf, n, data().queries.data(), k, d_ref.data(),
-                     i_ref.data());
+    reference_search(
+            *ivf,
+            n,
+            data().queries.data(),
+            k,
+            d_ref.data(),
+            i_ref.data());
     for (idx_t min_batch : {idx_t(1), idx_t(1000000)}) {
         ccd.list_major_min_batch = min_batch;
         ccd.search(n, data().queries.data(), k, d_got.data(), i_got.data());
-        expect_same_results(n, k, d_ref, i_ref, d_got, i_got,
-                            key + " min_batch=" + std::to_string(min_batch));
+        expect_same_results(
+                n,
+                k,
+                d_ref,
+                i_ref,
+                d_got,
+                i_got,
+                key + " min_batch=" + std::to_string(min_batch));
     }
+}
+
+// SearchParametersIVFCCD sets the task shape per call, over the index's
+// fields: tiny chunks give more tasks than (query, list) pairs, and the
+// same answers.
+TEST_P(IVFCCDMatchesStock, ShapeFromSearchParameters) {
+    const auto [key, metric] = GetParam();
+    auto ivf = make_index(key, metric);
+    auto runtime = make_runtime("2x1");
+    IndexIVFCCD ccd(ivf.get(), runtime);
+    const idx_t n = 20, k = 10;
+    SearchParametersIVFCCD params;
+    params.nprobe = 8;
+    params.split_factor = 0.5;
+    params.chunk_factor = 0.25;
+    params.min_chunk = 16;
+    std::vector<float> d_ref(n * k), d_got(n * k);
+    std::vector<idx_t> i_ref(n * k), i_got(n * k);
+    reference_search(
+            *ivf,
+            n,
+            data().queries.data(),
+            k,
+            d_ref.data(),
+            i_ref.data(),
+            &params);
+    const uint64_t before = runtime->pool().stats().tasks_run();
+    ccd.search(
+            n,
+            data().queries.data(),
+            k,
+            d_got.data(),
+            i_got.data(),
+            &params);
+    const uint64_t tasks = runtime->pool().stats().tasks_run() - before;
+    expect_same_results(n, k, d_ref, i_ref, d_got, i_got, key + " shape");
+    EXPECT_GT(tasks, uint64_t(n * params.nprobe)) << "lists were not split";
+}
+
+// quantizer_params reach the coarse quantizer, as in IndexIVF::search: a
+// selector there keeps the search to the lists it lets through.
+TEST_P(IVFCCDMatchesStock, QuantizerParamsReachTheQuantizer) {
+    const auto [key, metric] = GetParam();
+    auto ivf = make_index(key, metric);
+    auto runtime = make_runtime("2x1");
+    IndexIVFCCD ccd(ivf.get(), runtime);
+    const idx_t n = 30, k = 10;
+    faiss::IDSelectorRange first_half(0, kNlist / 2);
+    faiss::SearchParameters coarse;
+    coarse.sel = &first_half;
+    faiss::SearchParametersIVF params;
+    params.nprobe = 4;
+    params.quantizer_params = &coarse;
+    std::vector<float> d_ref(n * k), d_got(n * k), d_all(n * k);
+    std::vector<idx_t> i_ref(n * k), i_got(n * k), i_all(n * k);
+    reference_search(
+            *ivf,
+            n,
+            data().queries.data(),
+            k,
+            d_ref.data(),
+            i_ref.data(),
+            &params);
+    ccd.search(
+            n,
+            data().queries.data(),
+            k,
+            d_got.data(),
+            i_got.data(),
+            &params);
+    expect_same_results(n, k, d_ref, i_ref, d_got, i_got, key + " sel");
+    params.quantizer_params = nullptr;
+    ccd.search(
+            n,
+            data().queries.data(),
+            k,
+            d_all.data(),
+            i_all.data(),
+            &params);
+    EXPECT_NE(i_all, i_got) << "the selector changed nothing: a weak test";
 }
 
 TEST_P(IVFCCDMatchesStock, RangeSearchSameSet) {
     const auto [key, metric] = GetParam();
     auto ivf = make_index(key, metric);
     ivf->nprobe = 8;
-    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
-    IndexIVFCCD ccd(ivf.get(), pool);
+    auto runtime = make_runtime("2x2");
+    IndexIVFCCD ccd(ivf.get(), runtime);
     const idx_t n = 50;
     // A radius that keeps a few dozen results per query.
     std::vector<float> d(n * 30);
@@ -257,7 +374,9 @@ INSTANTIATE_TEST_SUITE_P(
         IVFCCDMatchesStock,
         ::testing::Combine(
                 ::testing::Values("IVF32,Flat", "IVF32,PQ4", "IVF32,SQ8"),
-                ::testing::Values(faiss::METRIC_L2, faiss::METRIC_INNER_PRODUCT)),
+                ::testing::Values(
+                        faiss::METRIC_L2,
+                        faiss::METRIC_INNER_PRODUCT)),
         [](const auto& info) {
             std::string name = std::get<0>(info.param);
             name = name.substr(name.find(',') + 1);
@@ -271,22 +390,30 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(IVFCCDClients, EightClientsMatchSerial) {
     auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
     ivf->nprobe = 8;
-    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
-    IndexIVFCCD ccd(ivf.get(), pool);
+    auto runtime = make_runtime("2x2");
+    IndexIVFCCD ccd(ivf.get(), runtime);
     const idx_t k = 10, per_client = 40;
     const int kClients = 8;
     std::vector<float> d_ref(kClients * per_client * k);
     std::vector<idx_t> i_ref(kClients * per_client * k);
-    ccd.search(kClients * per_client, data().queries.data(), k, d_ref.data(),
-               i_ref.data());
+    ccd.search(
+            kClients * per_client,
+            data().queries.data(),
+            k,
+            d_ref.data(),
+            i_ref.data());
     std::vector<float> d_got(d_ref.size());
     std::vector<idx_t> i_got(i_ref.size());
     std::vector<std::thread> clients;
     for (int c = 0; c < kClients; c++) {
         clients.emplace_back([&, c] {
             for (idx_t q = c * per_client; q < (c + 1) * per_client; q++) {
-                ccd.search(1, data().queries.data() + q * kDim, k,
-                           d_got.data() + q * k, i_got.data() + q * k);
+                ccd.search(
+                        1,
+                        data().queries.data() + q * kDim,
+                        k,
+                        d_got.data() + q * k,
+                        i_got.data() + q * k);
             }
         });
     }
@@ -297,18 +424,23 @@ TEST(IVFCCDClients, EightClientsMatchSerial) {
     EXPECT_EQ(i_got, i_ref);
 }
 
-// Placement swaps while clients search (a re-map every millisecond) move
+// Mapping swaps while clients search (a re-map every millisecond) move
 // tasks between CCDs but never change an answer.
 TEST(IVFCCDClients, ResultsUnchangedUnderRemaps) {
     auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
     ivf->nprobe = 8;
-    auto pool = std::make_shared<Pool>(Topology::from_spec("4x1"));
-    IndexIVFCCD ccd(ivf.get(), pool, 2);
+    auto runtime = make_runtime("4x1");
+    IndexIVFCCD ccd(ivf.get(), runtime, 2);
     const idx_t n = 100, k = 10;
     std::vector<float> d_ref(n * k);
     std::vector<idx_t> i_ref(n * k);
-    reference_search(*ivf, n, data().queries.data(), k, d_ref.data(),
-                     i_ref.data());
+    reference_search(
+            *ivf,
+            n,
+            data().queries.data(),
+            k,
+            d_ref.data(),
+            i_ref.data());
     std::atomic<bool> done{false};
     std::thread remapper([&] {
         std::vector<MappingId> ids;
@@ -320,8 +452,8 @@ TEST(IVFCCDClients, ResultsUnchangedUnderRemaps) {
             for (size_t i = 0; i < ids.size(); i++) {
                 ccds[i] = int((i * 7 + round) % 4);
             }
-            pool->set_placement(
-                    std::make_shared<MappingSnapshot>(ids, ccds, 4, round));
+            runtime->pool().set_mapping(
+                    std::make_shared<MappingSnapshot>(ids, ccds, 4));
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     });
@@ -335,8 +467,12 @@ TEST(IVFCCDClients, ResultsUnchangedUnderRemaps) {
                 ccd.search(n, data().queries.data(), k, d.data(), i.data());
                 mismatches.fetch_add(d != d_ref || i != i_ref);
                 for (idx_t q = 0; q < n; q++) { // single queries too
-                    ccd.search(1, data().queries.data() + q * kDim, k,
-                               d.data() + q * k, i.data() + q * k);
+                    ccd.search(
+                            1,
+                            data().queries.data() + q * kDim,
+                            k,
+                            d.data() + q * k,
+                            i.data() + q * k);
                 }
                 mismatches.fetch_add(d != d_ref || i != i_ref);
             }
@@ -348,14 +484,15 @@ TEST(IVFCCDClients, ResultsUnchangedUnderRemaps) {
     done.store(true);
     remapper.join();
     EXPECT_EQ(mismatches.load(), 0);
-    EXPECT_GT(pool->placement_epoch(), 1u);
+    EXPECT_GT(runtime->pool().mapping_epoch(), 1u);
 }
 
 /// CountingSink: exact per-list totals.
 struct CountingSink : TrafficSink {
     std::mutex mutex;
     std::map<MappingId, std::pair<uint64_t, uint64_t>> per_id;
-    void record(MappingId id, uint64_t items, uint64_t bytes) noexcept override {
+    void record(MappingId id, uint64_t items, uint64_t bytes) noexcept
+            override {
         std::lock_guard<std::mutex> lock(mutex);
         per_id[id].first += items;
         per_id[id].second += bytes;
@@ -366,8 +503,8 @@ TEST(IVFCCDTraffic, CountsAreExact) {
     auto ivf = make_index("IVF32,PQ4", faiss::METRIC_L2);
     const size_t nprobe = 8;
     ivf->nprobe = nprobe;
-    auto pool = std::make_shared<Pool>(Topology::from_spec("2x2"));
-    IndexIVFCCD ccd(ivf.get(), pool, 9);
+    auto runtime = make_runtime("2x2");
+    IndexIVFCCD ccd(ivf.get(), runtime, 9);
     ccd.min_chunk = 16; // split some lists too
     ccd.split_factor = 1.0;
     ccd.chunk_factor = 0.5;
@@ -380,8 +517,12 @@ TEST(IVFCCDTraffic, CountsAreExact) {
         // Expected: every probed list's size, once per query probing it.
         std::vector<float> cd(n * nprobe);
         std::vector<idx_t> assign(n * nprobe);
-        ivf->quantizer->search(n, data().queries.data(), nprobe, cd.data(),
-                               assign.data());
+        ivf->quantizer->search(
+                n,
+                data().queries.data(),
+                nprobe,
+                cd.data(),
+                assign.data());
         std::map<MappingId, uint64_t> expected;
         for (idx_t l : assign) {
             size_t size = ivf->invlists->list_size(l);
@@ -392,8 +533,9 @@ TEST(IVFCCDTraffic, CountsAreExact) {
         ASSERT_EQ(sink.per_id.size(), expected.size()) << "n=" << n;
         for (auto& [id, vectors] : expected) {
             EXPECT_EQ(sink.per_id[id].first, vectors);
-            EXPECT_EQ(sink.per_id[id].second,
-                      vectors * (ivf->code_size + sizeof(idx_t)));
+            EXPECT_EQ(
+                    sink.per_id[id].second,
+                    vectors * (ivf->code_size + sizeof(idx_t)));
         }
     }
 }
@@ -405,8 +547,8 @@ TEST(IVFCCDFallback, FastScanUsesStockSearch) {
     ASSERT_NE(ivf, nullptr);
     ivf->train(4000, data().train.data());
     ivf->add(5000, data().base.data());
-    auto pool = std::make_shared<Pool>(Topology::from_spec("2x1"));
-    IndexIVFCCD ccd(ivf, pool);
+    auto runtime = make_runtime("2x1");
+    IndexIVFCCD ccd(ivf, runtime);
     EXPECT_FALSE(ccd.uses_scanners());
     std::vector<float> d_ref(70), d_got(70);
     std::vector<idx_t> i_ref(70), i_got(70);
@@ -431,24 +573,44 @@ void expect_faiss_error(F f, const std::string& needle) {
 
 TEST(IVFCCDBadInput, ClearErrorsAndPoolStillUsable) {
     auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
-    auto pool = std::make_shared<Pool>(Topology::from_spec("2x1"));
-    IndexIVFCCD ccd(ivf.get(), pool);
+    auto runtime = make_runtime("2x1");
+    IndexIVFCCD ccd(ivf.get(), runtime);
     const float* x = data().queries.data();
     // Guard values after the output arrays catch writes past them.
     std::vector<float> d(10 + 4, -7.0f);
     std::vector<idx_t> i(10 + 4, -7);
-    expect_faiss_error([&] { ccd.search(1, x, 0, d.data(), i.data()); }, "k");
-    expect_faiss_error([&] { ccd.search(-1, x, 10, d.data(), i.data()); }, "n");
-    expect_faiss_error([&] { ccd.search(1, nullptr, 10, d.data(), i.data()); },
-                       "null");
-    expect_faiss_error([&] { ccd.search(1, x, 10, nullptr, i.data()); }, "null");
+    expect_faiss_error(
+            [&] {
+                ccd.search(1, x, 0, d.data(), i.data());
+            },
+            "k");
+    expect_faiss_error(
+            [&] {
+                ccd.search(-1, x, 10, d.data(), i.data());
+            },
+            "n");
+    expect_faiss_error(
+            [&] {
+                ccd.search(1, nullptr, 10, d.data(), i.data());
+            },
+            "null");
+    expect_faiss_error(
+            [&] {
+                ccd.search(1, x, 10, nullptr, i.data());
+            },
+            "null");
     faiss::SearchParametersIVF zero;
     zero.nprobe = 0;
     expect_faiss_error(
-            [&] { ccd.search(1, x, 10, d.data(), i.data(), &zero); }, "nprobe");
+            [&] {
+                ccd.search(1, x, 10, d.data(), i.data(), &zero);
+            },
+            "nprobe");
     faiss::SearchParameters wrong_type;
     expect_faiss_error(
-            [&] { ccd.search(1, x, 10, d.data(), i.data(), &wrong_type); },
+            [&] {
+                ccd.search(1, x, 10, d.data(), i.data(), &wrong_type);
+            },
             "incorrect type");
     for (int j = 10; j < 14; j++) {
         EXPECT_EQ(d[j], -7.0f);
@@ -464,13 +626,16 @@ TEST(IVFCCDBadInput, ClearErrorsAndPoolStillUsable) {
 
     auto untrained = std::unique_ptr<faiss::Index>(
             faiss::index_factory(kDim, "IVF32,Flat"));
-    IndexIVFCCD u(dynamic_cast<faiss::IndexIVF*>(untrained.get()), pool);
-    expect_faiss_error([&] { u.search(1, x, 10, d.data(), i.data()); },
-                       "not trained");
+    IndexIVFCCD u(dynamic_cast<faiss::IndexIVF*>(untrained.get()), runtime);
+    expect_faiss_error(
+            [&] {
+                u.search(1, x, 10, d.data(), i.data());
+            },
+            "not trained");
     // An empty index answers as FAISS does: no error, -1 labels.
     auto empty = make_index("IVF32,Flat", faiss::METRIC_L2);
     empty->reset();
-    IndexIVFCCD e(empty.get(), pool);
+    IndexIVFCCD e(empty.get(), runtime);
     e.search(1, x, 10, d.data(), i.data());
     for (int j = 0; j < 10; j++) {
         EXPECT_EQ(i[j], -1);
@@ -483,14 +648,29 @@ TEST(IVFCCDBadInput, ClearErrorsAndPoolStillUsable) {
     ccd.search(1, x, 10, d.data(), i.data());
     EXPECT_TRUE(std::equal(d_ref.begin(), d_ref.end(), d.begin()));
 
-    // A pool that is gone: the index holds it weakly.
-    auto doomed = std::make_shared<Pool>(Topology::from_spec("1x1"));
-    IndexIVFCCD orphan(ivf.get(), doomed);
-    doomed.reset();
-    expect_faiss_error([&] { orphan.search(1, x, 10, d.data(), i.data()); },
-                       "pool is gone");
+    // The index keeps its runtime alive: dropping every other reference
+    // leaves it searchable.
+    auto kept = make_runtime("1x1");
+    IndexIVFCCD holder(ivf.get(), kept);
+    kept.reset();
+    holder.search(1, x, 10, d.data(), i.data());
+    EXPECT_TRUE(std::equal(d_ref.begin(), d_ref.end(), d.begin()));
     expect_faiss_error(
-            [] { IndexIVFCCD bad(nullptr, nullptr); }, "null");
+            [] {
+                IndexIVFCCD bad(nullptr, nullptr);
+            },
+            "null");
+    auto some = make_runtime("1x1");
+    expect_faiss_error(
+            [&] {
+                IndexIVFCCD bad(nullptr, some);
+            },
+            "null");
+    expect_faiss_error(
+            [&] {
+                IndexIVFCCD bad(ivf.get(), nullptr);
+            },
+            "runtime is null");
 }
 
 } // namespace
