@@ -1,10 +1,15 @@
-"""pip install --no-build-isolation .  -- the Python module faiss_ccd.
+"""pip install --no-build-isolation .  -- the fork's Python package faiss.
 
-The extension is built by this repository's CMake (python/CMakeLists.txt),
-the same recipe the tests use, for the interpreter running pip: it must see
-Debian's python3-faiss and python3-numpy (/usr/bin/python3, or a venv made
-with --system-site-packages). Offline: needs only Debian's packages
-(scripts/install_deps.sh). FAISS_CCD_JOBS sets the build's parallelism.
+FAISS 1.7.3 from Debian's source package with faiss-ccd's patches and the
+CCD pool inside, built by this repository's CMake (cmake/FaissFork.cmake),
+the same recipe the tests use, for the interpreter running pip: it needs
+Debian's python3-numpy (/usr/bin/python3, or a venv made with
+--system-site-packages). Offline but for apt's archive (the source package,
+see scripts/faiss_source.sh); the packages it needs come from
+scripts/install_deps.sh. FAISS_CCD_JOBS sets the build's parallelism. The
+result is the package faiss (with faiss.ccd and faiss.contrib), as FAISS's
+own setup.py lays it out: the AVX2 module is loaded where the CPU has AVX2,
+the generic one elsewhere.
 """
 
 import os
@@ -13,23 +18,17 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
+from setuptools import Distribution, setup
+from setuptools.command.build_py import build_py
 
 ROOT = pathlib.Path(__file__).resolve().parent
 
 
-class CMakeExtension(Extension):
-    def __init__(self, name):
-        super().__init__(name, sources=[])
+class CMakeBuildPy(build_py):
+    """Build the module with CMake, then copy the assembled package."""
 
-
-class CMakeBuild(build_ext):
-    """Configure and build only the Python module's targets, then copy the
-    extension and its SWIG proxy into the package."""
-
-    def build_extension(self, ext):
-        build_dir = pathlib.Path(self.build_temp).resolve() / "cmake"
+    def run(self):
+        build_dir = pathlib.Path(self.build_lib).resolve().parent / "cmake"
         build_dir.mkdir(parents=True, exist_ok=True)
         jobs = os.environ.get("FAISS_CCD_JOBS", str(os.cpu_count() or 1))
         subprocess.run([
@@ -40,29 +39,38 @@ class CMakeBuild(build_ext):
             "-DFAISS_CCD_BUILD_C_API=OFF",
             "-DFAISS_CCD_ENABLE_PYTHON=ON",
             f"-DFAISS_CCD_PYTHON={sys.executable}",
-            f"-DPython3_EXECUTABLE={sys.executable}",
         ], check=True)
         subprocess.run([
             "cmake", "--build", str(build_dir), "-j", jobs,
-            "--target", "faiss_ccd_python",
+            "--target", "faiss_python",
         ], check=True)
-        built = build_dir / "python" / "faiss_ccd"
-        target = pathlib.Path(self.get_ext_fullpath(ext.name)).resolve()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        extension = next(built.glob("_swigfaiss_ccd*.so"))
-        shutil.copyfile(extension, target)
-        shutil.copyfile(built / "swigfaiss_ccd.py",
-                        target.parent / "swigfaiss_ccd.py")
+        target = pathlib.Path(self.build_lib) / "faiss"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(build_dir / "python" / "faiss", target)
+
+
+class BinaryDistribution(Distribution):
+    """The package holds compiled modules: a platform wheel, not 'any';
+    and build_py, which makes it, runs although no source package is
+    declared."""
+
+    def has_ext_modules(self):
+        return True
+
+    def has_pure_modules(self):
+        return True
 
 
 setup(
-    name="faiss_ccd",
-    version="0.1.0",
-    description="CCD-aware work-stealing parallel backend for FAISS",
-    packages=["faiss_ccd"],
-    package_dir={"faiss_ccd": "python/faiss_ccd"},
-    ext_modules=[CMakeExtension("faiss_ccd._swigfaiss_ccd")],
-    cmdclass={"build_ext": CMakeBuild},
+    name="faiss",
+    version="1.7.3+ccd",
+    description="FAISS 1.7.3 with a CCD-aware work-stealing pool "
+                "(faiss-ccd's fork)",
+    # No source package to find: build_py makes faiss/ in build_lib.
+    packages=[],
+    cmdclass={"build_py": CMakeBuildPy},
+    distclass=BinaryDistribution,
+    install_requires=["numpy"],
     python_requires=">=3.9",
     zip_safe=False,
 )

@@ -1,7 +1,6 @@
 /**
  * HNSWTables_c.cpp: FaissCcdHNSWTables, a faiss::ccd::HNSWTables (which
- * keeps its runtime alive) plus the references that keep its tables'
- * indexes alive.
+ * keeps its runtime alive) over indexes the caller keeps alive.
  */
 
 #include "HNSWTables_c.h"
@@ -13,17 +12,34 @@
 
 #include <cinttypes>
 #include <cstring>
-#include <future>
-#include <mutex>
-#include <unordered_map>
-#include <vector>
+#include <memory>
 
 struct FaissCcdHNSWTables_H {
-    // Destroyed in reverse order: the tables before what they use.
-    std::mutex mutex; ///< guards `indexes` and (un)registration
-    std::unordered_map<uint32_t, std::shared_ptr<faiss::Index>> indexes;
     std::unique_ptr<faiss::ccd::HNSWTables> tables;
 };
+
+namespace {
+
+/// not_found: an "unknown table id" FaissException as NOT_FOUND, any other
+/// error with its own code. From inside a catch block.
+int not_found_or_rethrown(const char* func, uint32_t table_id) {
+    try {
+        throw;
+    } catch (const faiss::FaissException& e) {
+        if (std::strstr(e.what(), "unknown table id") != nullptr) {
+            return faiss_ccd_c::fail(
+                    FAISS_CCD_ERROR_NOT_FOUND,
+                    func,
+                    "unknown table id %" PRIu32,
+                    table_id);
+        }
+        return faiss_ccd_c::fail_current_exception(func);
+    } catch (...) {
+        return faiss_ccd_c::fail_current_exception(func);
+    }
+}
+
+} // namespace
 
 extern "C" {
 
@@ -44,29 +60,22 @@ int faiss_ccd_HNSWTables_new(
 int faiss_ccd_HNSWTables_add_table(
         FaissCcdHNSWTables* tables,
         uint32_t table_id,
-        FaissCcdIndex* index) {
+        FaissIndex* index) {
     FAISS_CCD_C_CHECK_NOT_NULL(tables);
     FAISS_CCD_C_CHECK_NOT_NULL(index);
-    auto* hnsw = dynamic_cast<faiss::IndexHNSW*>(index->index.get());
+    auto* hnsw = dynamic_cast<faiss::IndexHNSW*>(index_of(index));
     FAISS_CCD_C_CHECK_ARG(
             hnsw,
             "the index is not a faiss::IndexHNSW (e.g. \"HNSW32\")");
     FAISS_CCD_C_CHECK_ARG(
             table_id != UINT32_MAX,
             "table_id 0xffffffff is reserved");
+    FAISS_CCD_C_CHECK_ARG(
+            !tables->tables->has_table(table_id),
+            "table id %" PRIu32 " is already taken",
+            table_id);
     FAISS_CCD_C_TRY {
-        std::lock_guard<std::mutex> lock(tables->mutex);
-        auto inserted = tables->indexes.emplace(table_id, index->index);
-        FAISS_CCD_C_CHECK_ARG(
-                inserted.second,
-                "table id %" PRIu32 " is already taken",
-                table_id);
-        try {
-            tables->tables->add_table(table_id, hnsw, false);
-        } catch (...) {
-            tables->indexes.erase(inserted.first);
-            throw;
-        }
+        tables->tables->add_table(table_id, hnsw, /*own_index=*/false);
     }
     FAISS_CCD_C_CATCH_ALL;
 }
@@ -75,26 +84,13 @@ int faiss_ccd_HNSWTables_remove_table(
         FaissCcdHNSWTables* tables,
         uint32_t table_id) {
     FAISS_CCD_C_CHECK_NOT_NULL(tables);
-    FAISS_CCD_C_TRY {
-        std::shared_ptr<faiss::Index> index;
-        std::shared_future<void> released;
-        {
-            std::lock_guard<std::mutex> lock(tables->mutex);
-            auto it = tables->indexes.find(table_id);
-            if (it == tables->indexes.end()) {
-                return faiss_ccd_c::fail(
-                        FAISS_CCD_ERROR_NOT_FOUND,
-                        __func__,
-                        "unknown table id %" PRIu32,
-                        table_id);
-            }
-            released = tables->tables->remove_table(table_id);
-            index = std::move(it->second);
-            tables->indexes.erase(it);
-        }
-        released.wait(); // queries in flight are done with the index
+    try {
+        // Waits for the queries already running on the table.
+        tables->tables->remove_table(table_id).wait();
+    } catch (...) {
+        return not_found_or_rethrown(__func__, table_id);
     }
-    FAISS_CCD_C_CATCH_ALL;
+    return FAISS_CCD_OK;
 }
 
 int faiss_ccd_HNSWTables_has_table(
@@ -134,45 +130,17 @@ int faiss_ccd_HNSWTables_search(
     FAISS_CCD_C_CHECK_NOT_NULL(labels);
     FAISS_CCD_C_CHECK_ARG(n >= 0, "n must be >= 0 (got %" PRId64 ")", n);
     FAISS_CCD_C_CHECK_ARG(k > 0, "k must be > 0 (got %" PRId64 ")", k);
-    FAISS_CCD_C_TRY {
-        try {
-            tables->tables->search(table_id, n, x, k, distances, labels);
-        } catch (const faiss::FaissException& e) {
-            // Unknown id, or a table removed while the call started; any
-            // other error keeps its own code even if the table went away.
-            if (std::strstr(e.what(), "unknown table id") != nullptr) {
-                return faiss_ccd_c::fail(
-                        FAISS_CCD_ERROR_NOT_FOUND,
-                        __func__,
-                        "unknown table id %" PRIu32,
-                        table_id);
-            }
-            throw;
-        }
+    try {
+        tables->tables->search(table_id, n, x, k, distances, labels);
+    } catch (...) {
+        // Unknown id, or a table removed while the call started.
+        return not_found_or_rethrown(__func__, table_id);
     }
-    FAISS_CCD_C_CATCH_ALL;
+    return FAISS_CCD_OK;
 }
 
 void faiss_ccd_HNSWTables_free(FaissCcdHNSWTables* tables) {
-    if (tables == nullptr) {
-        return;
-    }
-    try {
-        std::vector<std::shared_future<void>> released;
-        {
-            std::lock_guard<std::mutex> lock(tables->mutex);
-            for (const auto& entry : tables->indexes) {
-                released.push_back(tables->tables->remove_table(entry.first));
-            }
-        }
-        for (auto& r : released) {
-            r.wait();
-        }
-    } catch (...) {
-        // Out of memory while collecting: the tables' destructor below
-        // still releases every table.
-    }
-    delete tables;
+    delete tables; // removes every table
 }
 
 } // extern "C"

@@ -1,17 +1,17 @@
 /**
- * HNSWTables_c.h: FaissCcdHNSWTables, many HNSW indexes registered by
- * table id and searched through one FaissCcdPool, one task per query
+ * HNSWTables_c.h: FaissCcdHNSWTables, many HNSW indexes added by table id
+ * and searched through one FaissCcdPool, one task per query
  * (faiss::ccd::HNSWTables). Under the "ccd" policy all queries of a table
  * run on one CCD, so the table's hot graph nodes stay in that L3 cache.
  *
- * Results equal faiss_ccd_Index_search on the same index. A table searches
+ * Results equal faiss_Index_search on the same index. A table searches
  * with the efSearch its index had when it was added.
  *
- * Lifetime. The handle keeps its pool alive, and each table keeps its
- * index alive until it is removed (or the handle freed): the index handle
- * may be freed right after adding it. Threads: every function from any
- * thread, concurrently, except faiss_ccd_HNSWTables_free; do not change a
- * registered index.
+ * Lifetime. The handle keeps its pool alive. Indexes are FAISS's C API
+ * objects, which have no reference count: each must outlive its tables
+ * (until remove_table returns, or the handle is freed). Threads: every
+ * function from any thread, concurrently, except faiss_ccd_HNSWTables_free;
+ * do not change an added index.
  */
 
 #ifndef FAISS_CCD_HNSW_TABLES_C_H
@@ -25,7 +25,7 @@ extern "C" {
 
 int faiss_ccd_HNSWTables_new(FaissCcdHNSWTables** p_tables, FaissCcdPool* pool);
 
-/// faiss_ccd_HNSWTables_add_table: register index (a faiss::IndexHNSW, e.g.
+/// faiss_ccd_HNSWTables_add_table: add index (a faiss::IndexHNSW, e.g.
 /// "HNSW32" or "HNSW32,SQ8"; else FAISS_CCD_ERROR_INVALID_ARGUMENT) as
 /// table_id. An id already taken, or the reserved 0xffffffff:
 /// FAISS_CCD_ERROR_INVALID_ARGUMENT. One index may be added under
@@ -33,17 +33,17 @@ int faiss_ccd_HNSWTables_new(FaissCcdHNSWTables** p_tables, FaissCcdPool* pool);
 int faiss_ccd_HNSWTables_add_table(
         FaissCcdHNSWTables* tables,
         uint32_t table_id,
-        FaissCcdIndex* index);
+        FaissIndex* index);
 
-/// faiss_ccd_HNSWTables_remove_table: unregister table_id (unknown:
+/// faiss_ccd_HNSWTables_remove_table: remove table_id (unknown:
 /// FAISS_CCD_ERROR_NOT_FOUND). Searches started later fail; the call waits
-/// for the queries already running on the table, then drops its reference
-/// to the index.
+/// for the queries already running on the table: the index may be freed
+/// when it returns.
 int faiss_ccd_HNSWTables_remove_table(
         FaissCcdHNSWTables* tables,
         uint32_t table_id);
 
-/// faiss_ccd_HNSWTables_has_table: *p_has = 1 if table_id is registered,
+/// faiss_ccd_HNSWTables_has_table: *p_has = 1 if table_id names a table,
 /// else 0.
 int faiss_ccd_HNSWTables_has_table(
         const FaissCcdHNSWTables* tables,
@@ -66,8 +66,8 @@ int faiss_ccd_HNSWTables_search(
         float* distances,
         faiss_ccd_idx_t* labels);
 
-/// faiss_ccd_HNSWTables_free: remove every table (as remove_table does),
-/// then drop the handle's reference to the pool. NULL: no-op.
+/// faiss_ccd_HNSWTables_free: remove every table, then drop the handle's
+/// reference to the pool. NULL: no-op.
 void faiss_ccd_HNSWTables_free(FaissCcdHNSWTables* tables);
 
 #ifdef __cplusplus

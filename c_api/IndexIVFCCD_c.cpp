@@ -1,28 +1,28 @@
 /**
- * IndexIVFCCD_c.cpp: FaissCcdIndexIVFCCD, a faiss::ccd::IndexIVFCCD plus
- * the reference that keeps its index alive (the wrapper holds its
- * runtime).
+ * IndexIVFCCD_c.cpp: FaissCcdIndexIVFCCD, a faiss::ccd::IndexIVFCCD (which
+ * holds its runtime), and the default parallel mode.
  */
 
 #include "IndexIVFCCD_c.h"
 #include "handles_impl.h"
 #include "macros_impl.h"
 
+#include <faiss/IVFSearchCCD.h>
 #include <faiss/IndexIVFCCD.h>
+#include <faiss/impl/AuxIndexStructures.h>
 
 #include <cinttypes>
+#include <memory>
 
 struct FaissCcdIndexIVFCCD_H {
-    // Destroyed in reverse order: the wrapper before what it uses.
-    std::shared_ptr<faiss::Index> index;
-    std::unique_ptr<faiss::ccd::IndexIVFCCD> ivfccd; ///< holds the runtime
+    std::unique_ptr<faiss::ccd::IndexIVFCCD> ivfccd;
 };
 
 extern "C" {
 
 int faiss_ccd_IndexIVFCCD_new(
         FaissCcdIndexIVFCCD** p_ivfccd,
-        FaissCcdIndex* index,
+        FaissIndex* index,
         FaissCcdPool* pool,
         uint32_t table_id) {
     FAISS_CCD_C_CHECK_NOT_NULL(p_ivfccd);
@@ -31,7 +31,7 @@ int faiss_ccd_IndexIVFCCD_new(
     FAISS_CCD_C_CHECK_NOT_NULL(pool);
     // The index itself, not an IVF inside a transform or an IDMap: the
     // wrapper searches the IVF directly and would skip what is around it.
-    auto* ivf = dynamic_cast<faiss::IndexIVF*>(index->index.get());
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(index_of(index));
     FAISS_CCD_C_CHECK_ARG(
             ivf,
             "the index is not a faiss::IndexIVF (e.g. \"IVF256,Flat\"; "
@@ -41,7 +41,6 @@ int faiss_ccd_IndexIVFCCD_new(
             "table_id 0xffffffff is reserved");
     FAISS_CCD_C_TRY {
         std::unique_ptr<FaissCcdIndexIVFCCD_H> h(new FaissCcdIndexIVFCCD_H);
-        h->index = index->index;
         h->ivfccd.reset(
                 new faiss::ccd::IndexIVFCCD(ivf, pool->runtime, table_id));
         *p_ivfccd = h.release();
@@ -64,15 +63,55 @@ int faiss_ccd_IndexIVFCCD_search(
     FAISS_CCD_C_CHECK_ARG(k > 0, "k must be > 0 (got %" PRId64 ")", k);
     FAISS_CCD_C_CHECK_ARG(
             ivfccd->ivfccd->index->is_trained,
-            "the index is not trained (call faiss_ccd_Index_train first)");
+            "the index is not trained");
     FAISS_CCD_C_TRY {
         ivfccd->ivfccd->search(n, x, k, distances, labels);
     }
     FAISS_CCD_C_CATCH_ALL;
 }
 
+int faiss_ccd_IndexIVFCCD_range_search(
+        const FaissCcdIndexIVFCCD* ivfccd,
+        faiss_ccd_idx_t n,
+        const float* x,
+        float radius,
+        FaissRangeSearchResult* result) {
+    FAISS_CCD_C_CHECK_NOT_NULL(ivfccd);
+    FAISS_CCD_C_CHECK_NOT_NULL(x);
+    FAISS_CCD_C_CHECK_NOT_NULL(result);
+    FAISS_CCD_C_CHECK_ARG(n >= 0, "n must be >= 0 (got %" PRId64 ")", n);
+    auto* res = reinterpret_cast<faiss::RangeSearchResult*>(result);
+    FAISS_CCD_C_CHECK_ARG(
+            res->nq == size_t(n),
+            "result was made for %zu queries, not %" PRId64,
+            res->nq,
+            n);
+    FAISS_CCD_C_CHECK_ARG(
+            ivfccd->ivfccd->index->is_trained,
+            "the index is not trained");
+    FAISS_CCD_C_TRY {
+        ivfccd->ivfccd->range_search(n, x, radius, res);
+    }
+    FAISS_CCD_C_CATCH_ALL;
+}
+
 void faiss_ccd_IndexIVFCCD_free(FaissCcdIndexIVFCCD* ivfccd) {
     delete ivfccd;
+}
+
+int faiss_ccd_set_default_parallel_mode(int mode) {
+    FAISS_CCD_C_TRY {
+        faiss::ccd::set_default_parallel_mode(mode);
+    }
+    FAISS_CCD_C_CATCH_ALL;
+}
+
+int faiss_ccd_get_default_parallel_mode(int* p_mode) {
+    FAISS_CCD_C_CHECK_NOT_NULL(p_mode);
+    FAISS_CCD_C_TRY {
+        *p_mode = faiss::ccd::default_parallel_mode();
+    }
+    FAISS_CCD_C_CATCH_ALL;
 }
 
 } // extern "C"

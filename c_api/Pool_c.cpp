@@ -135,4 +135,20 @@ void faiss_ccd_Pool_free(FaissCcdPool* pool) {
     delete pool;
 }
 
+int faiss_ccd_get_default_pool(FaissCcdPool** p_pool) {
+    FAISS_CCD_C_CHECK_NOT_NULL(p_pool);
+    *p_pool = nullptr;
+    FAISS_CCD_C_TRY {
+        *p_pool = new FaissCcdPool_H{faiss::ccd::Runtime::get_default()};
+    }
+    FAISS_CCD_C_CATCH_ALL;
+}
+
+int faiss_ccd_set_default_pool(const FaissCcdPool* pool) {
+    FAISS_CCD_C_TRY {
+        faiss::ccd::Runtime::set_default(pool ? pool->runtime : nullptr);
+    }
+    FAISS_CCD_C_CATCH_ALL;
+}
+
 } // extern "C"

@@ -95,6 +95,17 @@ int faiss_ccd_Pool_worker_stats(
 /// have stopped. NULL: no-op.
 void faiss_ccd_Pool_free(FaissCcdPool* pool);
 
+/// faiss_ccd_get_default_pool: a new handle on the process's default pool,
+/// the one IVF indexes in FAISS_PARALLEL_MODE_CCD search through (made on
+/// first use: $FAISS_CCD_TOPOLOGY, else detected, policy "ccd", with a
+/// monitor). Free it with faiss_ccd_Pool_free.
+int faiss_ccd_get_default_pool(FaissCcdPool** p_pool);
+
+/// faiss_ccd_set_default_pool: make `pool` the default (NULL: a fresh one
+/// on next use). Searches already running finish on the pool they started
+/// on; the previous default stops once nothing holds it.
+int faiss_ccd_set_default_pool(const FaissCcdPool* pool);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,10 +1,14 @@
 /**
- * faiss_ccd_c.h: types shared by every header of the faiss-ccd C API.
+ * faiss_ccd_c.h: types shared by every header of the faiss-ccd C API, the
+ * part of the fork's C API that FAISS's own has no equivalent for (the
+ * pool, explicit IVF search through a pool, HNSW tables). Indexes are
+ * FAISS's C API objects (FaissIndex, from <faiss/c_api/Index_c.h>: made by
+ * faiss_index_factory, faiss_read_index, ...); the CCD mode of an IVF index
+ * is faiss_IndexIVF_set_parallel_mode(ivf, FAISS_PARALLEL_MODE_CCD).
  *
- * Conventions of the whole API:
- *  - Objects are opaque handles made by a *_new (or factory/read) function
- *    and released by the matching *_free function; *_free(NULL) does
- *    nothing.
+ * Conventions of this API (FAISS's functions keep theirs):
+ *  - Objects are opaque handles made by a *_new function and released by
+ *    the matching *_free function; *_free(NULL) does nothing.
  *  - Every function that can fail returns an int: FAISS_CCD_OK (0) or a
  *    negative FaissCcdErrorCode (error_c.h). The message of the failure is
  *    then available from faiss_ccd_get_last_error() on the same thread.
@@ -18,6 +22,8 @@
 #ifndef FAISS_CCD_C_H
 #define FAISS_CCD_C_H
 
+#include <faiss/c_api/Index_c.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,7 +35,6 @@ extern "C" {
 typedef int64_t faiss_ccd_idx_t;
 
 /// Opaque handles; each header documents its own.
-typedef struct FaissCcdIndex_H FaissCcdIndex;
 typedef struct FaissCcdPool_H FaissCcdPool;
 typedef struct FaissCcdIndexIVFCCD_H FaissCcdIndexIVFCCD;
 typedef struct FaissCcdHNSWTables_H FaissCcdHNSWTables;

@@ -18,9 +18,10 @@ static_assert(
         std::is_same<faiss::Index::idx_t, faiss_ccd_idx_t>::value,
         "faiss_ccd_idx_t must be FAISS's idx_t");
 
-struct FaissCcdIndex_H {
-    std::shared_ptr<faiss::Index> index;
-};
+/// index_of: FAISS's C API handles are the C++ objects themselves.
+inline faiss::Index* index_of(FaissIndex* index) {
+    return reinterpret_cast<faiss::Index*>(index);
+}
 
 /// A C pool is a Runtime: the pool and the monitor that re-maps its keys.
 struct FaissCcdPool_H {

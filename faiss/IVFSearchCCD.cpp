@@ -1,19 +1,24 @@
 #include <faiss/IVFSearchCCD.h>
 
-#include <faiss/IndexIVFFlat.h>
-#include <faiss/IndexIVFPQR.h>
+#include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/TaskGroup.h>
 #include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/FaissAssert.h>
+#include <faiss/impl/IDSelector.h>
 #include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/Heap.h>
+#include <faiss/utils/utils.h>
 
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace faiss {
@@ -23,33 +28,42 @@ namespace {
 
 using idx_t = Index::idx_t;
 
-/// QueryLock: guards one query's results while a task merges into them
-/// (a k-element merge or an append). Tasks of one query rarely finish at
-/// the same instant, so the lock is almost always free: two uncontended
-/// atomic operations, the same as a spin lock, without its worst case.
+// ------------------------------------------------------------ defaults
+
+/// kUnset: default_mode_ before anything (the environment) set it.
+constexpr int kUnset = -1;
+std::atomic<int> default_mode_{kUnset};
+
+int mode_from_env() {
+    const char* env = std::getenv("FAISS_CCD_PARALLEL_MODE");
+    if (env == nullptr || *env == '\0') {
+        return 0;
+    }
+    if (std::strcmp(env, "ccd") == 0 || std::strcmp(env, "CCD") == 0) {
+        return PARALLEL_MODE_CCD;
+    }
+    char* end = nullptr;
+    const long mode = std::strtol(env, &end, 10);
+    FAISS_THROW_IF_NOT_FMT(
+            *end == '\0' && mode >= 0 && mode <= INT32_MAX,
+            "FAISS_CCD_PARALLEL_MODE: expected \"ccd\" or a parallel_mode "
+            "number, got \"%s\"",
+            env);
+    check_parallel_mode(int(mode));
+    return int(mode);
+}
+
+/// stats_mutex: IndexIVFStats are plain fields (and indexIVF_stats is a
+/// global): concurrent searches add to them under this.
+std::mutex stats_mutex;
+
+// ------------------------------------------------------------ one call
+
+/// QueryLock: guards one query's heap while a task merges into it (k
+/// elements). Tasks of one query rarely finish at the same instant, so the
+/// lock is almost always free: two uncontended atomic operations, the same
+/// as a spin lock, without its worst case.
 using QueryLock = std::mutex;
-
-/// Chunking: how lists are cut into scans.
-struct Chunking {
-    size_t threshold; ///< lists longer than this are split
-    size_t chunk;     ///< codes per chunk of a split list
-
-    Chunking(const SearchParametersIVFCCD& shape, const IndexIVF& ivf) {
-        if (shape.split_factor <= 0) {
-            threshold = SIZE_MAX;
-            chunk = SIZE_MAX;
-            return;
-        }
-        const double avg = std::max(
-                1.0,
-                double(ivf.invlists->compute_ntotal()) / ivf.nlist);
-        chunk = std::max(shape.min_chunk, size_t(shape.chunk_factor * avg));
-        threshold = std::max(chunk, size_t(shape.split_factor * avg));
-    }
-    size_t chunks_of(size_t list_size) const {
-        return list_size <= threshold ? 1 : (list_size + chunk - 1) / chunk;
-    }
-};
 
 /// ScanItem: codes [begin, end) of list `list_no`, scanned for query q,
 /// whose probe of rank p it is.
@@ -61,52 +75,159 @@ struct ScanItem {
     size_t end;
 };
 
-size_t effective_nprobe(
-        const IndexIVF& ivf,
-        const SearchParametersIVF* params) {
-    const size_t nprobe = params ? params->nprobe : ivf.nprobe;
-    // nprobe is a size_t: a negative value set from Python or C wraps
-    // around to a huge one, which is as wrong as zero.
-    FAISS_THROW_IF_NOT_FMT(
-            nprobe > 0 && nprobe <= size_t(1) << 40,
-            "IVF search: nprobe must be > 0 (got %zd)",
-            ssize_t(nprobe));
-    return std::min(nprobe, ivf.nlist);
-}
+/// ScanCall: what every task of one call shares, resolved from the index
+/// and the parameters.
+struct ScanCall {
+    const IndexIVF& ivf;
+    const SearchParametersIVF* params;
+    const SearchParametersIVFCCD* ccd; ///< params, if of that type
+    SearchParametersIVFCCD shape;      ///< *ccd, or the defaults
+    std::shared_ptr<Runtime> held;     ///< the default runtime, if used
+    Runtime* runtime;
+    uint32_t table_id;
+    TrafficSink* sink;
+    const IDSelector* sel;
+    bool store_pairs;
+    size_t nprobe;
+    idx_t max_codes;
 
-/// scan_items: the scans of a batch, query by query, probe by probe, chunk
-/// by chunk; empty lists and missing probes (-1 keys) are left out.
-std::vector<ScanItem> scan_items(
-        const IndexIVF& ivf,
-        const Chunking& chunking,
-        idx_t n,
-        size_t nprobe,
-        const idx_t* keys) {
-    std::vector<ScanItem> items;
-    items.reserve(size_t(n) * nprobe);
-    for (idx_t q = 0; q < n; q++) {
-        for (size_t p = 0; p < nprobe; p++) {
-            const idx_t list_no = keys[q * nprobe + p];
-            if (list_no < 0) {
-                continue;
-            }
+    ScanCall(
+            const IndexIVF& ivf_in,
+            const SearchParametersIVF* params_in,
+            bool store_pairs_in)
+            : ivf(ivf_in),
+              params(params_in),
+              ccd(dynamic_cast<const SearchParametersIVFCCD*>(params_in)),
+              sel(params_in ? params_in->sel : nullptr),
+              store_pairs(store_pairs_in),
+              max_codes(params_in ? params_in->max_codes : ivf_in.max_codes) {
+        if (ccd != nullptr) {
+            shape = *ccd;
             FAISS_THROW_IF_NOT_FMT(
-                    size_t(list_no) < ivf.nlist,
-                    "IVF search: list %" PRId64 " out of range (nlist %zd)",
-                    int64_t(list_no),
-                    ivf.nlist);
-            const size_t size = ivf.invlists->list_size(list_no);
-            const size_t nchunks = size == 0 ? 0 : chunking.chunks_of(size);
-            const size_t chunk = nchunks == 1 ? size : chunking.chunk;
-            for (size_t c = 0; c < nchunks; c++) {
-                const size_t begin = c * chunk;
-                items.push_back(
-                        {q, list_no, p, begin, std::min(size, begin + chunk)});
-            }
+                    shape.split_factor >= 0 && shape.chunk_factor >= 0 &&
+                            shape.list_major_min_batch >= 0,
+                    "SearchParametersIVFCCD: split_factor (%g), chunk_factor "
+                    "(%g) and list_major_min_batch (%" PRId64 ") must be >= 0",
+                    shape.split_factor,
+                    shape.chunk_factor,
+                    int64_t(shape.list_major_min_batch));
+        }
+        runtime = ccd ? ccd->runtime : nullptr;
+        if (runtime == nullptr) {
+            held = Runtime::get_default();
+            runtime = held.get();
+        }
+        table_id = ccd && ccd->table_id >= 0 ? uint32_t(ccd->table_id)
+                                             : table_id_of(ivf);
+        sink = ccd && ccd->traffic_sink ? ccd->traffic_sink
+                                        : runtime->traffic_sink();
+        const size_t np = params ? params->nprobe : ivf.nprobe;
+        // nprobe is a size_t: a negative value set from Python or C wraps
+        // around to a huge one, which is as wrong as zero.
+        FAISS_THROW_IF_NOT_FMT(
+                np > 0 && np <= size_t(1) << 40,
+                "IVF search: nprobe must be > 0 (got %zd)",
+                ssize_t(np));
+        nprobe = std::min(np, ivf.nlist);
+    }
+
+    std::unique_ptr<InvertedListScanner> scanner() const {
+        return std::unique_ptr<InvertedListScanner>(
+                ivf.get_InvertedListScanner(store_pairs, sel));
+    }
+
+    /// scans_apply: whether the tasks can answer this call exactly.
+    bool scans_apply() const {
+        // With a sorted IDSelectorRange, FAISS counts max_codes over the
+        // range's part of each list only; the scanners see the whole list.
+        auto selr = dynamic_cast<const IDSelectorRange*>(sel);
+        if (max_codes != 0 && selr && selr->assume_sorted) {
+            return false;
+        }
+        try {
+            return scanner() != nullptr;
+        } catch (const FaissException&) {
+            return false; // e.g. the FastScan family
         }
     }
-    return items;
-}
+
+    /// chunk: codes per scan of a list of `size` codes (at least 1).
+    size_t chunk(size_t size) const {
+        // store_pairs labels are offsets from the start of what a scanner
+        // is given: lists are never cut then.
+        if (shape.split_factor <= 0 || store_pairs) {
+            return size;
+        }
+        const double avg = std::max(
+                1.0,
+                double(ivf.invlists->compute_ntotal()) / ivf.nlist);
+        const size_t c = std::max(
+                {size_t(1), shape.min_chunk, size_t(shape.chunk_factor * avg)});
+        return size <= std::max(c, size_t(shape.split_factor * avg)) ? size : c;
+    }
+
+    /// items: the scans of a batch, query by query, probe by probe, chunk
+    /// by chunk; empty lists and missing probes (-1 keys) are left out, and
+    /// a query's probes stop once max_codes codes are reached, as in
+    /// IndexIVF::search_preassigned.
+    std::vector<ScanItem> items(idx_t n, const idx_t* keys) const {
+        std::vector<ScanItem> out;
+        out.reserve(size_t(n) * nprobe);
+        for (idx_t q = 0; q < n; q++) {
+            idx_t nscan = 0;
+            for (size_t p = 0; p < nprobe; p++) {
+                const idx_t list_no = keys[q * nprobe + p];
+                if (list_no < 0) {
+                    continue;
+                }
+                FAISS_THROW_IF_NOT_FMT(
+                        list_no < idx_t(ivf.nlist),
+                        "Invalid key=%" PRId64 " nlist=%zd",
+                        int64_t(list_no),
+                        ivf.nlist);
+                const size_t size = ivf.invlists->list_size(list_no);
+                if (size == 0) {
+                    continue;
+                }
+                const size_t step = chunk(size);
+                for (size_t begin = 0; begin < size; begin += step) {
+                    out.push_back(
+                            {q,
+                             list_no,
+                             p,
+                             begin,
+                             std::min(size, begin + step)});
+                }
+                nscan += idx_t(size);
+                if (max_codes != 0 && nscan >= max_codes) {
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    /// add_stats: the call's counters into `stats` (may be null).
+    void add_stats(
+            IndexIVFStats* stats,
+            idx_t n,
+            const std::vector<ScanItem>& items,
+            size_t nheap) const {
+        if (stats == nullptr) {
+            return;
+        }
+        size_t nlist = 0, ndis = 0;
+        for (const ScanItem& it : items) {
+            nlist += it.begin == 0;
+            ndis += it.end - it.begin;
+        }
+        std::lock_guard<std::mutex> lock(stats_mutex);
+        stats->nq += n;
+        stats->nlist += nlist;
+        stats->ndis += ndis;
+        stats->nheap_updates += nheap;
+    }
+};
 
 /// submit_scans: the tasks of a batch. Consecutive items of the same list
 /// chunk go into one task, at most `max_items` of them; so a task touches
@@ -115,12 +236,12 @@ std::vector<ScanItem> scan_items(
 template <class Body>
 void submit_scans(
         TaskGroup& group,
-        const IndexIVF& ivf,
-        const IVFScanTarget& target,
+        const ScanCall& call,
         const std::vector<ScanItem>& items,
         size_t max_items,
         const Body& body) {
-    const size_t bytes_per_code = ivf.code_size + sizeof(idx_t);
+    const size_t bytes_per_code = call.ivf.code_size + sizeof(idx_t);
+    TrafficSink* sink = call.sink;
     for (size_t b = 0; b < items.size();) {
         size_t e = b + 1;
         while (e < items.size() && e - b < max_items &&
@@ -131,15 +252,15 @@ void submit_scans(
         const ScanItem* first = items.data() + b;
         const ScanItem* last = items.data() + e;
         const MappingId id =
-                make_mapping_id(target.table_id, uint32_t(first->list_no));
-        group.submit(id, [&body, first, last, id, &target, bytes_per_code] {
+                make_mapping_id(call.table_id, uint32_t(first->list_no));
+        group.submit(id, [&body, first, last, id, sink, bytes_per_code] {
             body(first, last);
-            if (target.sink != nullptr) {
+            if (sink != nullptr) {
                 size_t codes = 0;
                 for (const ScanItem* it = first; it != last; it++) {
                     codes += it->end - it->begin;
                 }
-                target.sink->record(id, codes, codes * bytes_per_code);
+                sink->record(id, codes, codes * bytes_per_code);
             }
         });
         b = e;
@@ -150,13 +271,12 @@ void submit_scans(
 // cache, few enough that a hot list still spreads over its CCD's cores.
 constexpr size_t kQueriesPerListTask = 32;
 
-/// run_scans: submit the batch's scans, query-major or list-major, and
-/// wait. List-major orders the items by list chunk (stable: by query
-/// within one).
+/// run_scans: submit the batch's scans, query-major or list-major, wait,
+/// then ask InterruptCallback once (in this thread). List-major orders the
+/// items by list chunk (stable: by query within one).
 template <class Body>
 void run_scans(
-        const IndexIVF& ivf,
-        const IVFScanTarget& target,
+        const ScanCall& call,
         bool list_major,
         std::vector<ScanItem>& items,
         const Body& body) {
@@ -171,41 +291,49 @@ void run_scans(
                 });
         max_items = kQueriesPerListTask;
     }
-    TaskGroup group(*target.pool);
-    submit_scans(group, ivf, target, items, max_items, body);
-    group.wait();
+    {
+        TaskGroup group(call.runtime->pool());
+        submit_scans(group, call, items, max_items, body);
+        group.wait();
+    }
+    if (InterruptCallback::is_interrupted()) {
+        FAISS_THROW_MSG("computation interrupted");
+    }
 }
 
 /// KnnScan: the body of k-NN scan tasks.
 template <class C>
 struct KnnScan {
-    const IndexIVF& ivf;
+    const ScanCall& call;
     const float* x;
     idx_t k;
-    size_t nprobe;
     const float* coarse_dis;
     float* distances;
     idx_t* labels;
     QueryLock* locks;
+    std::atomic<size_t>* nheap;
 
     void operator()(const ScanItem* first, const ScanItem* last) const {
-        std::unique_ptr<InvertedListScanner> scanner(
-                ivf.get_InvertedListScanner(false));
+        std::unique_ptr<InvertedListScanner> scanner = call.scanner();
         std::vector<float> local_dis(k);
         std::vector<idx_t> local_ids(k);
+        size_t updates = 0;
         for (const ScanItem* it = first; it != last; it++) {
-            scan(*scanner, *it, local_dis.data(), local_ids.data());
+            updates += scan(*scanner, *it, local_dis.data(), local_ids.data());
         }
+        nheap->fetch_add(updates, std::memory_order_relaxed);
     }
 
-    void scan(
+    size_t scan(
             InvertedListScanner& scanner,
             const ScanItem& item,
             float* local_dis,
             idx_t* local_ids) const {
-        const InvertedLists* il = ivf.invlists;
-        scanner.set_query(x + item.q * ivf.d);
-        scanner.set_list(item.list_no, coarse_dis[item.q * nprobe + item.p]);
+        const InvertedLists* il = call.ivf.invlists;
+        scanner.set_query(x + item.q * call.ivf.d);
+        scanner.set_list(
+                item.list_no,
+                coarse_dis[item.q * call.nprobe + item.p]);
         InvertedLists::ScopedCodes codes(il, item.list_no);
         InvertedLists::ScopedIds ids(il, item.list_no);
         // Seed the local heap with the query's current k-th distance: a
@@ -224,7 +352,7 @@ struct KnnScan {
         }
         std::fill(local_dis, local_dis + k, bound);
         std::fill(local_ids, local_ids + k, idx_t(-1));
-        scanner.scan_codes(
+        const size_t updates = scanner.scan_codes(
                 item.end - item.begin,
                 codes.get() + item.begin * il->code_size,
                 ids.get() + item.begin,
@@ -237,37 +365,79 @@ struct KnnScan {
                 heap_replace_top<C>(k, dis, lab, local_dis[j], local_ids[j]);
             }
         }
+        return updates;
     }
 };
 
-/// QueryHits: one query's range results, appended under its lock.
-struct QueryHits {
-    QueryLock lock;
+template <class C>
+void knn_scans(
+        const ScanCall& call,
+        idx_t n,
+        const float* x,
+        idx_t k,
+        const idx_t* keys,
+        const float* coarse_dis,
+        float* distances,
+        idx_t* labels,
+        IndexIVFStats* stats) {
+    const bool heap_init =
+            !(call.ivf.parallel_mode & call.ivf.PARALLEL_MODE_NO_HEAP_INIT);
+    if (heap_init) {
+        for (idx_t q = 0; q < n; q++) {
+            heap_heapify<C>(k, distances + q * k, labels + q * k);
+        }
+    }
+    std::vector<ScanItem> items = call.items(n, keys);
+    std::unique_ptr<QueryLock[]> locks(new QueryLock[n]);
+    std::atomic<size_t> nheap{0};
+    const KnnScan<C> body{
+            call,
+            x,
+            k,
+            coarse_dis,
+            distances,
+            labels,
+            locks.get(),
+            &nheap};
+    run_scans(call, n >= call.shape.list_major_min_batch, items, body);
+    if (heap_init) {
+        for (idx_t q = 0; q < n; q++) {
+            heap_reorder<C>(k, distances + q * k, labels + q * k);
+        }
+    }
+    call.add_stats(stats, n, items, nheap.load(std::memory_order_relaxed));
+}
+
+/// ItemHits: one scan's range results.
+struct ItemHits {
     std::vector<float> dis;
     std::vector<idx_t> ids;
 };
 
-/// RangeScan: the body of range scan tasks.
+/// RangeScan: the body of range scan tasks; each item's hits go to its
+/// own slot, so tasks share nothing.
 struct RangeScan {
-    const IndexIVF& ivf;
+    const ScanCall& call;
     const float* x;
     float radius;
-    size_t nprobe;
     const float* coarse_dis;
-    QueryHits* hits;
+    const ScanItem* items;
+    ItemHits* hits;
 
     void operator()(const ScanItem* first, const ScanItem* last) const {
-        std::unique_ptr<InvertedListScanner> scanner(
-                ivf.get_InvertedListScanner(false));
+        std::unique_ptr<InvertedListScanner> scanner = call.scanner();
         for (const ScanItem* it = first; it != last; it++) {
-            scan(*scanner, *it);
+            scan(*scanner, *it, hits[it - items]);
         }
     }
 
-    void scan(InvertedListScanner& scanner, const ScanItem& item) const {
-        const InvertedLists* il = ivf.invlists;
-        scanner.set_query(x + item.q * ivf.d);
-        scanner.set_list(item.list_no, coarse_dis[item.q * nprobe + item.p]);
+    void scan(InvertedListScanner& scanner, const ScanItem& item, ItemHits& h)
+            const {
+        const InvertedLists* il = call.ivf.invlists;
+        scanner.set_query(x + item.q * call.ivf.d);
+        scanner.set_list(
+                item.list_no,
+                coarse_dis[item.q * call.nprobe + item.p]);
         InvertedLists::ScopedCodes codes(il, item.list_no);
         InvertedLists::ScopedIds ids(il, item.list_no);
         // FAISS's range scanners report through a partial result: a
@@ -282,8 +452,6 @@ struct RangeScan {
                 ids.get() + item.begin,
                 radius,
                 qres);
-        QueryHits& h = hits[item.q];
-        std::lock_guard<QueryLock> guard(h.lock);
         for (size_t b = 0; b < pres.buffers.size(); b++) {
             const size_t nb =
                     b + 1 == pres.buffers.size() ? pres.wp : pres.buffer_size;
@@ -293,33 +461,6 @@ struct RangeScan {
         }
     }
 };
-
-template <class C>
-void knn_search(
-        const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
-        idx_t n,
-        const float* x,
-        idx_t k,
-        size_t nprobe,
-        const idx_t* keys,
-        const float* coarse_dis,
-        float* distances,
-        idx_t* labels) {
-    for (idx_t q = 0; q < n; q++) {
-        heap_heapify<C>(k, distances + q * k, labels + q * k);
-    }
-    std::vector<ScanItem> items =
-            scan_items(ivf, Chunking(shape, ivf), n, nprobe, keys);
-    std::unique_ptr<QueryLock[]> locks(new QueryLock[n]);
-    const KnnScan<C>
-            body{ivf, x, k, nprobe, coarse_dis, distances, labels, locks.get()};
-    run_scans(ivf, target, n >= shape.list_major_min_batch, items, body);
-    for (idx_t q = 0; q < n; q++) {
-        heap_reorder<C>(k, distances + q * k, labels + q * k);
-    }
-}
 
 /// OmpOneThread: holds FAISS's OpenMP regions to one thread in the calling
 /// thread for a scope (omp_set_num_threads is per thread), so a quantizer
@@ -334,62 +475,102 @@ struct OmpOneThread {
     }
 };
 
-/// CoarseAssignment: the nprobe nearest lists of every query of a batch.
+/// CoarseAssignment: the nprobe nearest lists of every query of a batch,
+/// from one quantizer call for the whole batch, exactly as IndexIVF::search
+/// makes it: the coarse distances feed the scanners of residual codecs
+/// (IVFPQ), so any other blocking of the batch would change the last bits
+/// of the results.
 struct CoarseAssignment {
     std::vector<idx_t> keys;
     std::vector<float> dis;
+    double ms = 0; ///< time the quantizer took
 
     CoarseAssignment(
             const IndexIVF& ivf,
             idx_t n,
             const float* x,
-            size_t nprobe,
             const SearchParametersIVF* params)
-            : keys(n * nprobe), dis(n * nprobe) {
-        // One call for the whole batch, exactly as IndexIVF::search does
-        // it: the coarse distances feed the scanners of residual codecs
-        // (IVFPQ), so any other blocking of the batch would change the
-        // last bits of the results.
-        OmpOneThread one;
-        ivf.quantizer->search(
-                n,
-                x,
-                nprobe,
-                dis.data(),
-                keys.data(),
-                params ? params->quantizer_params : nullptr);
+            : keys(n * nprobe_of(ivf, params)),
+              dis(n * nprobe_of(ivf, params)) {
+        const double t0 = getmillisecs();
+        {
+            OmpOneThread one;
+            ivf.quantizer->search(
+                    n,
+                    x,
+                    nprobe_of(ivf, params),
+                    dis.data(),
+                    keys.data(),
+                    params ? params->quantizer_params : nullptr);
+        }
+        ms = getmillisecs() - t0;
+        ivf.invlists->prefetch_lists(keys.data(), keys.size());
+    }
+
+    static size_t nprobe_of(
+            const IndexIVF& ivf,
+            const SearchParametersIVF* params) {
+        return std::min(ivf.nlist, params ? params->nprobe : ivf.nprobe);
     }
 };
 
+/// add_times: a call's quantizer and total times to indexIVF_stats.
+void add_times(double quantization_ms, double total_ms, IndexIVFStats& local) {
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    indexIVF_stats.add(local);
+    indexIVF_stats.quantization_time += quantization_ms;
+    indexIVF_stats.search_time += total_ms;
+}
+
 } // namespace
 
-bool ccd_supports_index(const IndexIVF& ivf) {
-    // These have scanners but search_preassigned overrides of their own:
-    // scanning lists would skip the re-ranking or the duplicates.
-    if (dynamic_cast<const IndexIVFPQR*>(&ivf) ||
-        dynamic_cast<const IndexIVFFlatDedup*>(&ivf)) {
-        return false;
+// ------------------------------------------------------------- public
+
+int default_parallel_mode() {
+    int mode = default_mode_.load(std::memory_order_acquire);
+    if (mode == kUnset) {
+        int expected = kUnset;
+        // A bad variable throws here, in the first IVF constructor, every
+        // time until it is fixed or set_default_parallel_mode is called.
+        default_mode_.compare_exchange_strong(expected, mode_from_env());
+        mode = default_mode_.load(std::memory_order_acquire);
     }
-    try {
-        std::unique_ptr<InvertedListScanner> probe(
-                ivf.get_InvertedListScanner(false));
-        return probe != nullptr;
-    } catch (const FaissException&) {
-        return false; // e.g. the FastScan family
-    }
+    return mode;
 }
 
-bool ccd_supports_params(
-        const IndexIVF& ivf,
-        const SearchParametersIVF* params) {
-    return ivf.max_codes == 0 &&
-            !(params && (params->sel != nullptr || params->max_codes != 0));
+void set_default_parallel_mode(int mode) {
+    check_parallel_mode(mode);
+    default_mode_.store(mode, std::memory_order_release);
 }
 
-void search_ccd(
+void check_parallel_mode(int mode) {
+    // IndexIVF::PARALLEL_MODE_NO_HEAP_INIT, which FAISS 1.7.3 declares as
+    // a (non-static) member.
+    const int no_heap_init = 1024;
+    const int base = mode & ~no_heap_init;
+    FAISS_THROW_IF_NOT_FMT(
+            (base >= 0 && base <= 3) || base == PARALLEL_MODE_CCD,
+            "parallel_mode %d not supported: 0-3 or PARALLEL_MODE_CCD "
+            "(%d), optionally | PARALLEL_MODE_NO_HEAP_INIT (%d)",
+            mode,
+            PARALLEL_MODE_CCD,
+            no_heap_init);
+}
+
+bool uses_ccd_mode(const IndexIVF& ivf, const SearchParametersIVF* params) {
+    check_parallel_mode(ivf.parallel_mode);
+    return (ivf.parallel_mode & PARALLEL_MODE_CCD) != 0 ||
+            dynamic_cast<const SearchParametersIVFCCD*>(params) != nullptr;
+}
+
+uint32_t table_id_of(const IndexIVF& ivf) {
+    const uint32_t id =
+            uint32_t(hash_mapping_id(uint64_t(uintptr_t(ivf.invlists))) >> 32);
+    return id == table_of(kLocalMappingId) ? 0 : id;
+}
+
+void ivf_search(
         const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         idx_t n,
         const float* x,
         idx_t k,
@@ -397,16 +578,15 @@ void search_ccd(
         idx_t* labels,
         const SearchParametersIVF* params) {
     FAISS_THROW_IF_NOT_MSG(k > 0, "IVF search: k must be > 0");
-    const CoarseAssignment coarse(
-            ivf,
-            n,
-            x,
-            effective_nprobe(ivf, params),
-            params);
-    search_preassigned_ccd(
-            ivf,
-            target,
-            shape,
+    if (n == 0) {
+        return;
+    }
+    const double t0 = getmillisecs();
+    const CoarseAssignment coarse(ivf, n, x, params);
+    IndexIVFStats local;
+    // Virtual: an override (IVFPQR, IVFFlatDedup) does its part around the
+    // scans, which come back to ivf_search_preassigned.
+    ivf.search_preassigned(
             n,
             x,
             k,
@@ -414,41 +594,37 @@ void search_ccd(
             coarse.dis.data(),
             distances,
             labels,
-            params);
+            false,
+            params,
+            &local);
+    add_times(coarse.ms, getmillisecs() - t0, local);
 }
 
-void range_search_ccd(
+void ivf_range_search(
         const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         idx_t n,
         const float* x,
         float radius,
         RangeSearchResult* result,
         const SearchParametersIVF* params) {
-    const CoarseAssignment coarse(
-            ivf,
-            n,
-            x,
-            effective_nprobe(ivf, params),
-            params);
-    range_search_preassigned_ccd(
-            ivf,
-            target,
-            shape,
+    const double t0 = getmillisecs();
+    const CoarseAssignment coarse(ivf, n, x, params);
+    IndexIVFStats local;
+    ivf.range_search_preassigned(
             n,
             x,
             radius,
             coarse.keys.data(),
             coarse.dis.data(),
             result,
-            params);
+            false,
+            params,
+            &local);
+    add_times(coarse.ms, getmillisecs() - t0, local);
 }
 
-void search_preassigned_ccd(
+bool ivf_search_preassigned(
         const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         idx_t n,
         const float* x,
         idx_t k,
@@ -456,75 +632,106 @@ void search_preassigned_ccd(
         const float* coarse_dis,
         float* distances,
         idx_t* labels,
-        const SearchParametersIVF* params) {
-    FAISS_THROW_IF_NOT_MSG(k > 0, "IVF search: k must be > 0");
-    const size_t nprobe = effective_nprobe(ivf, params);
-    if (ivf.metric_type == METRIC_INNER_PRODUCT) {
-        knn_search<CMin<float, idx_t>>(
-                ivf,
-                target,
-                shape,
-                n,
-                x,
-                k,
-                nprobe,
-                keys,
-                coarse_dis,
-                distances,
-                labels);
-    } else {
-        knn_search<CMax<float, idx_t>>(
-                ivf,
-                target,
-                shape,
-                n,
-                x,
-                k,
-                nprobe,
-                keys,
-                coarse_dis,
-                distances,
-                labels);
+        bool store_pairs,
+        const SearchParametersIVF* params,
+        IndexIVFStats* stats) {
+    if (!uses_ccd_mode(ivf, params)) {
+        return false;
     }
+    FAISS_THROW_IF_NOT_MSG(
+            !(params && params->sel && store_pairs),
+            "selector and store_pairs cannot be combined");
+    const ScanCall call(ivf, params, store_pairs);
+    if (!call.scans_apply()) {
+        return false;
+    }
+    if (ivf.metric_type == METRIC_INNER_PRODUCT) {
+        knn_scans<CMin<float, idx_t>>(
+                call,
+                n,
+                x,
+                k,
+                keys,
+                coarse_dis,
+                distances,
+                labels,
+                stats);
+    } else {
+        knn_scans<CMax<float, idx_t>>(
+                call,
+                n,
+                x,
+                k,
+                keys,
+                coarse_dis,
+                distances,
+                labels,
+                stats);
+    }
+    return true;
 }
 
-void range_search_preassigned_ccd(
+bool ivf_range_search_preassigned(
         const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         idx_t n,
         const float* x,
         float radius,
         const idx_t* keys,
         const float* coarse_dis,
         RangeSearchResult* result,
-        const SearchParametersIVF* params) {
+        bool store_pairs,
+        const SearchParametersIVF* params,
+        IndexIVFStats* stats) {
+    // FAISS's own range loop runs modes 0, 1 and 2 only, and throws on any
+    // other value inside an OpenMP region, which aborts the process: refuse
+    // those here, before it runs.
+    const int stock = stock_parallel_mode(ivf.parallel_mode);
+    auto stock_loop = [&] {
+        FAISS_THROW_IF_NOT_FMT(
+                stock == 0 || stock == 1 || stock == 2,
+                "range_search: parallel_mode %d not supported (FAISS's "
+                "range search runs modes 0, 1, 2 and PARALLEL_MODE_CCD)",
+                ivf.parallel_mode);
+        return false;
+    };
+    if (!uses_ccd_mode(ivf, params)) {
+        return stock_loop();
+    }
     FAISS_THROW_IF_NOT_MSG(
             result && result->nq == size_t(n),
             "IVF range search: result is null or its nq differs from n");
-    const size_t nprobe = effective_nprobe(ivf, params);
-    std::vector<ScanItem> items =
-            scan_items(ivf, Chunking(shape, ivf), n, nprobe, keys);
-    std::vector<QueryHits> hits(n);
-    const RangeScan body{ivf, x, radius, nprobe, coarse_dis, hits.data()};
-    // Query-major always, as before list-major existed: no measurement yet
-    // says range batches gain from it. Hits come in task completion order.
-    run_scans(ivf, target, false, items, body);
+    ScanCall call(ivf, params, store_pairs);
+    call.max_codes = 0; // FAISS's range search does not limit the codes
+    if (!call.scans_apply()) {
+        return stock_loop();
+    }
+    std::vector<ScanItem> items = call.items(n, keys);
+    std::vector<ItemHits> hits(items.size());
+    const RangeScan
+            body{call, x, radius, coarse_dis, items.data(), hits.data()};
+    // Query-major: the hits of a query then come in FAISS's order.
+    run_scans(call, false, items, body);
 
-    for (idx_t q = 0; q < n; q++) {
-        result->lims[q] = hits[q].ids.size();
+    std::fill(result->lims, result->lims + n + 1, 0);
+    for (size_t i = 0; i < items.size(); i++) {
+        result->lims[items[i].q] += hits[i].ids.size();
     }
     result->do_allocation();
-    for (idx_t q = 0; q < n; q++) {
+    std::vector<size_t> fill(result->lims, result->lims + n);
+    for (size_t i = 0; i < items.size(); i++) {
+        const idx_t q = items[i].q;
         std::copy(
-                hits[q].dis.begin(),
-                hits[q].dis.end(),
-                result->distances + result->lims[q]);
+                hits[i].dis.begin(),
+                hits[i].dis.end(),
+                result->distances + fill[q]);
         std::copy(
-                hits[q].ids.begin(),
-                hits[q].ids.end(),
-                result->labels + result->lims[q]);
+                hits[i].ids.begin(),
+                hits[i].ids.end(),
+                result->labels + fill[q]);
+        fill[q] += hits[i].ids.size();
     }
+    call.add_stats(stats, n, items, 0);
+    return true;
 }
 
 } // namespace ccd

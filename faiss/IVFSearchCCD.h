@@ -1,24 +1,42 @@
 /**
  * IVFSearchCCD: the scans of an IVF search as tasks on a CCD-aware Pool, in
  * place of FAISS's `#pragma omp for schedule(dynamic)`. The one
- * implementation of the scan orchestration: IndexIVFCCD calls it.
+ * implementation of the scan orchestration: the fork's IndexIVF calls it in
+ * PARALLEL_MODE_CCD (faiss/patches/), and IndexIVFCCD goes through that.
  *
- * Given the coarse assignment of a batch (`keys`, `coarse_dis`: nprobe lists
- * per query, as IndexIVF::search_preassigned takes them), every (query,
- * probed list) becomes a scan of the list's codes; lists longer than
- * split_factor times the average are cut in chunks. Scans become tasks
- * keyed by MappingId(table_id, list_no), so all scans of one list run on
- * the CCD whose L3 holds it:
+ * How IndexIVF reaches it. IndexIVF::search and range_search, in the CCD
+ * mode (uses_ccd_mode: the index's parallel_mode, or a
+ * SearchParametersIVFCCD), call ivf_search / ivf_range_search: the coarse
+ * quantizer runs once for the whole batch in the calling thread, then the
+ * index's own (virtual) search_preassigned, so subclasses that re-rank
+ * (IndexIVFPQR) or add duplicates (IndexIVFFlatDedup) keep doing so.
+ * IndexIVF::search_preassigned and range_search_preassigned call
+ * ivf_search_preassigned / ivf_range_search_preassigned, which run the
+ * scans on the pool, or return false when they cannot answer exactly (no
+ * InvertedListScanner, or max_codes together with a sorted
+ * IDSelectorRange); FAISS's own loop then runs, as parallel_mode 0.
+ *
+ * The scans. Every (query, probed list) is a scan of the list's codes;
+ * lists longer than split_factor times the average are cut in chunks (not
+ * with store_pairs, whose labels are offsets in the list). Scans become
+ * tasks keyed by MappingId(table_id, list_no), so all scans of one list run
+ * on the CCD whose L3 holds it:
  *   - query-major (small batches): one task per scan;
  *   - list-major (batches of at least list_major_min_batch queries): one
  *     task per list chunk and group of up to 32 queries probing it, which
  *     scan it while its codes are in cache.
  * k-NN tasks scan into their own top-k heap, seeded with the query's
  * current k-th distance, with their own InvertedListScanner, then merge
- * into the query's heap under a per-query lock. Range tasks append their
- * hits to the query's list. Each task reports (MappingId, vectors scanned,
- * bytes) to the traffic sink. Results equal IndexIVF's own scan: same
- * distances, same labels except among exactly tied distances.
+ * into the query's heap under a per-query lock. Range tasks keep their
+ * hits apart, concatenated in scan order at the end (FAISS's order). Each
+ * task reports (MappingId, vectors scanned, bytes) to the traffic sink.
+ * max_codes is honoured as FAISS does it (a query's probes, in order, until
+ * the lists scanned hold max_codes codes); IDSelectors and store_pairs go to
+ * the scanners. Results equal FAISS's own: same distances, same labels
+ * except among exactly tied distances.
+ *
+ * Interrupts: InterruptCallback is asked once per call, in the calling
+ * thread, after the scans (pool workers never take the Python GIL).
  *
  * Thread contract: any number of searches at once, from any threads,
  * including tasks of the pool (the caller's wait helps the pool).
@@ -28,19 +46,21 @@
 
 #include <faiss/IndexIVF.h>
 #include <faiss/ccd_scheduler/MappingId.h>
-#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/Runtime.h>
 #include <faiss/ccd_scheduler/TrafficSink.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace faiss {
 struct RangeSearchResult;
 
 namespace ccd {
 
-/// SearchParametersIVFCCD: the per-call knobs of the CCD search, beside
+/// SearchParametersIVFCCD: a search through the CCD pool, whatever the
+/// index's parallel_mode, with these per-call knobs beside
 /// SearchParametersIVF's. IndexIVFCCD's fields of the same names are the
-/// defaults when a search gets no such parameters.
+/// defaults of its searches.
 struct SearchParametersIVFCCD : SearchParametersIVF {
     /// Lists longer than split_factor * (ntotal / nlist) are scanned in
     /// chunks of about chunk_factor * (ntotal / nlist) codes (at least
@@ -50,36 +70,48 @@ struct SearchParametersIVFCCD : SearchParametersIVF {
     size_t min_chunk = 512;
     /// Batches of at least this many queries are scanned list-major.
     Index::idx_t list_major_min_batch = 64;
+    /// Where the scans run: nullptr = Runtime::get_default(). Not owned:
+    /// it must outlive the call.
+    Runtime* runtime = nullptr;
+    /// High half of the tasks' MappingIds; -1 = derived from the address
+    /// of the index's inverted lists (the memory the tasks touch).
+    int64_t table_id = -1;
+    /// Receives the tasks' traffic; nullptr = the runtime's monitor.
+    TrafficSink* traffic_sink = nullptr;
 };
 
-/// IVFScanTarget: where the scans of one index run and what they report.
-struct IVFScanTarget {
-    Pool* pool;
-    uint32_t table_id; ///< high half of the tasks' MappingIds
-    TrafficSink* sink; ///< may be null
-};
+/// default_parallel_mode: the parallel_mode new IndexIVF objects start
+/// with: set_default_parallel_mode's, else FAISS_CCD_PARALLEL_MODE's ("ccd"
+/// or a number, read once), else 0.
+int default_parallel_mode();
+/// set_default_parallel_mode: for IVF indexes made or loaded from now on
+/// (index_factory, read_index, constructors). Throws on a mode that
+/// IndexIVF does not support.
+void set_default_parallel_mode(int mode);
 
-/// ccd_supports_index: whether the CCD scans can answer searches of this
-/// index exactly. False (FAISS's own search must run) for indexes without
-/// an InvertedListScanner (the FastScan family) and those whose
-/// search_preassigned does more than scan (IndexIVFPQR re-ranks,
-/// IndexIVFFlatDedup adds the duplicates). Makes a scanner: not per call.
-bool ccd_supports_index(const IndexIVF& ivf);
+/// check_parallel_mode: throws a FaissException naming `mode` unless it is
+/// 0-3 or PARALLEL_MODE_CCD, optionally or-ed with
+/// PARALLEL_MODE_NO_HEAP_INIT.
+void check_parallel_mode(int mode);
 
-/// ccd_supports_params: whether a search of a supported index with these
-/// parameters can be: not with max_codes set, nor with an IDSelector.
-bool ccd_supports_params(
+/// stock_parallel_mode: `mode` without the CCD bit, for FAISS's own loops
+/// when the CCD mode falls back (they then run as mode 0).
+inline int stock_parallel_mode(int mode) {
+    return mode & ~PARALLEL_MODE_CCD;
+}
+
+/// uses_ccd_mode: whether a search of `ivf` with `params` goes through the
+/// pool. Throws on an unsupported parallel_mode (FAISS would abort inside
+/// an OpenMP region).
+bool uses_ccd_mode(const IndexIVF& ivf, const SearchParametersIVF* params);
+
+/// table_id_of: the table id of an index without one of its own: a hash
+/// of the address of its inverted lists.
+uint32_t table_id_of(const IndexIVF& ivf);
+
+/// ivf_search: IndexIVF::search in the CCD mode.
+void ivf_search(
         const IndexIVF& ivf,
-        const SearchParametersIVF* params);
-
-/// search_ccd: IndexIVF::search through the pool: the coarse quantizer
-/// once for the whole batch in the calling thread (OpenMP held to one
-/// thread; params->quantizer_params passed on), then
-/// search_preassigned_ccd.
-void search_ccd(
-        const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         Index::idx_t n,
         const float* x,
         Index::idx_t k,
@@ -87,24 +119,20 @@ void search_ccd(
         Index::idx_t* labels,
         const SearchParametersIVF* params);
 
-/// range_search_ccd: IndexIVF::range_search through the pool, likewise.
-void range_search_ccd(
+/// ivf_range_search: IndexIVF::range_search in the CCD mode.
+void ivf_range_search(
         const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         Index::idx_t n,
         const float* x,
         float radius,
         RangeSearchResult* result,
         const SearchParametersIVF* params);
 
-/// search_preassigned_ccd: the k-NN scans of n queries. distances and
-/// labels (n * k) are overwritten, sorted best first, -1 labels past the
-/// last result. `params` may be null (the index's nprobe).
-void search_preassigned_ccd(
+/// ivf_search_preassigned: IndexIVF::search_preassigned's scans on the
+/// pool. False, having done nothing, when the call is not in the CCD mode
+/// or the scans cannot answer it exactly.
+bool ivf_search_preassigned(
         const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         Index::idx_t n,
         const float* x,
         Index::idx_t k,
@@ -112,21 +140,25 @@ void search_preassigned_ccd(
         const float* coarse_dis,
         float* distances,
         Index::idx_t* labels,
-        const SearchParametersIVF* params);
+        bool store_pairs,
+        const SearchParametersIVF* params,
+        IndexIVFStats* stats);
 
-/// range_search_preassigned_ccd: the range scans of n queries into
-/// `result` (result->nq == n; lims, distances and labels are filled).
-void range_search_preassigned_ccd(
+/// ivf_range_search_preassigned: IndexIVF::range_search_preassigned's
+/// scans on the pool, likewise. Throws for a parallel_mode FAISS's own
+/// range loop cannot run (3, or PARALLEL_MODE_NO_HEAP_INIT), which it would
+/// report by aborting.
+bool ivf_range_search_preassigned(
         const IndexIVF& ivf,
-        const IVFScanTarget& target,
-        const SearchParametersIVFCCD& shape,
         Index::idx_t n,
         const float* x,
         float radius,
         const Index::idx_t* keys,
         const float* coarse_dis,
         RangeSearchResult* result,
-        const SearchParametersIVF* params);
+        bool store_pairs,
+        const SearchParametersIVF* params,
+        IndexIVFStats* stats);
 
 } // namespace ccd
 } // namespace faiss

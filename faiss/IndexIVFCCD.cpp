@@ -3,6 +3,8 @@
 #include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/FaissAssert.h>
 
+#include <memory>
+
 namespace faiss {
 namespace ccd {
 
@@ -16,14 +18,19 @@ IndexIVFCCD::IndexIVFCCD(
           index(index_in),
           own_fields(own_fields_in),
           table_id(table_id_in),
-          traffic_sink(runtime ? runtime->traffic_sink() : nullptr),
           runtime_(std::move(runtime)) {
     FAISS_THROW_IF_NOT_MSG(index_in, "IndexIVFCCD: index is null");
     FAISS_THROW_IF_NOT_MSG(runtime_, "IndexIVFCCD: runtime is null");
     FAISS_THROW_IF_NOT_MSG(
             table_id_in != table_of(kLocalMappingId),
             "IndexIVFCCD: table id 0xffffffff is reserved");
-    has_scanner_ = ccd_supports_index(*index_in);
+    try {
+        std::unique_ptr<InvertedListScanner> probe(
+                index_in->get_InvertedListScanner(false));
+        has_scanner_ = probe != nullptr;
+    } catch (const FaissException&) {
+        has_scanner_ = false; // the FastScan family
+    }
     sync_from_index();
 }
 
@@ -40,31 +47,33 @@ void IndexIVFCCD::sync_from_index() {
     metric_arg = index->metric_arg;
 }
 
-const SearchParametersIVF* IndexIVFCCD::ivf_params(
+SearchParametersIVFCCD IndexIVFCCD::ccd_params(
         const SearchParameters* params) const {
-    if (params == nullptr) {
-        return nullptr;
-    }
-    auto ivf = dynamic_cast<const SearchParametersIVF*>(params);
-    FAISS_THROW_IF_NOT_MSG(ivf, "IndexIVFCCD params have incorrect type");
-    return ivf;
-}
-
-SearchParametersIVFCCD IndexIVFCCD::shape(
-        const SearchParametersIVF* params) const {
+    SearchParametersIVFCCD p;
     if (auto ccd = dynamic_cast<const SearchParametersIVFCCD*>(params)) {
-        return *ccd;
+        p = *ccd;
+    } else {
+        p.nprobe = index->nprobe;
+        p.max_codes = index->max_codes;
+        p.split_factor = split_factor;
+        p.chunk_factor = chunk_factor;
+        p.min_chunk = min_chunk;
+        p.list_major_min_batch = list_major_min_batch;
+        if (params != nullptr) {
+            auto ivf = dynamic_cast<const SearchParametersIVF*>(params);
+            FAISS_THROW_IF_NOT_MSG(
+                    ivf,
+                    "IndexIVFCCD params have incorrect type");
+            p.nprobe = ivf->nprobe;
+            p.max_codes = ivf->max_codes;
+            p.sel = ivf->sel;
+            p.quantizer_params = ivf->quantizer_params;
+        }
     }
-    SearchParametersIVFCCD s;
-    s.split_factor = split_factor;
-    s.chunk_factor = chunk_factor;
-    s.min_chunk = min_chunk;
-    s.list_major_min_batch = list_major_min_batch;
-    return s;
-}
-
-IVFScanTarget IndexIVFCCD::target() const {
-    return {&runtime_->pool(), table_id, traffic_sink};
+    p.runtime = runtime_.get();
+    p.table_id = table_id;
+    p.traffic_sink = traffic_sink;
+    return p;
 }
 
 void IndexIVFCCD::search(
@@ -73,7 +82,7 @@ void IndexIVFCCD::search(
         idx_t k,
         float* distances,
         idx_t* labels,
-        const SearchParameters* params_in) const {
+        const SearchParameters* params) const {
     FAISS_THROW_IF_NOT_MSG(n >= 0, "IndexIVFCCD::search: n must be >= 0");
     FAISS_THROW_IF_NOT_MSG(k > 0, "IndexIVFCCD::search: k must be > 0");
     FAISS_THROW_IF_NOT_MSG(
@@ -87,26 +96,16 @@ void IndexIVFCCD::search(
             "IndexIVFCCD::search: wrapped index has d=%d, expected %d",
             int(index->d),
             int(d));
-    const SearchParametersIVF* params = ivf_params(params_in);
+    if (!has_scanner_) {
+        // The FastScan family searches on its own (and takes no params).
+        index->search(n, x, k, distances, labels, params);
+        return;
+    }
+    const SearchParametersIVFCCD p = ccd_params(params);
     if (n == 0) {
         return;
     }
-    // An empty index: FAISS's own answer (-1 labels), nothing to schedule.
-    if (!has_scanner_ || index->ntotal == 0 ||
-        !ccd_supports_params(*index, params)) {
-        index->search(n, x, k, distances, labels, params_in);
-        return;
-    }
-    search_ccd(
-            *index,
-            target(),
-            shape(params),
-            n,
-            x,
-            k,
-            distances,
-            labels,
-            params);
+    index->search(n, x, k, distances, labels, &p);
 }
 
 void IndexIVFCCD::range_search(
@@ -114,7 +113,7 @@ void IndexIVFCCD::range_search(
         const float* x,
         float radius,
         RangeSearchResult* result,
-        const SearchParameters* params_in) const {
+        const SearchParameters* params) const {
     FAISS_THROW_IF_NOT_MSG(n >= 0, "IndexIVFCCD::range_search: n must be >= 0");
     FAISS_THROW_IF_NOT_MSG(result, "IndexIVFCCD::range_search: result is null");
     FAISS_THROW_IF_NOT_MSG(
@@ -126,21 +125,12 @@ void IndexIVFCCD::range_search(
     FAISS_THROW_IF_NOT_MSG(
             index->is_trained,
             "IndexIVFCCD::range_search: index is not trained");
-    const SearchParametersIVF* params = ivf_params(params_in);
-    if (!has_scanner_ || index->ntotal == 0 ||
-        !ccd_supports_params(*index, params)) {
-        index->range_search(n, x, radius, result, params_in);
+    if (!has_scanner_) {
+        index->range_search(n, x, radius, result, params);
         return;
     }
-    range_search_ccd(
-            *index,
-            target(),
-            shape(params),
-            n,
-            x,
-            radius,
-            result,
-            params);
+    const SearchParametersIVFCCD p = ccd_params(params);
+    index->range_search(n, x, radius, result, &p);
 }
 
 void IndexIVFCCD::train(idx_t n, const float* x) {

@@ -1,25 +1,22 @@
 /**
- * IndexIVFCCD: IVF search whose probed-list scans run on a CCD-aware Pool
- * instead of FAISS's `#pragma omp for schedule(dynamic)`.
+ * IndexIVFCCD: an IndexIVF searched through a given Runtime, under a given
+ * table id: the explicit form of PARALLEL_MODE_CCD.
  *
  * It wraps an existing faiss::IndexIVF (not owned unless own_fields is set)
  * and shares a Runtime (pool and monitor) with any number of other indexes
- * and client threads. Each scan is a task keyed by MappingId(table_id,
- * list_no), so all scans of one list run on the CCD whose L3 holds that
- * list (IVFSearchCCD.h has the task shapes). Results equal the wrapped
+ * and client threads. Its searches are the wrapped index's own, given a
+ * SearchParametersIVFCCD that names this runtime, this table id, this
+ * traffic sink and the task shape below: the fork's IndexIVF then runs the
+ * scans as tasks keyed by MappingId(table_id, list_no) (IVFSearchCCD.h),
+ * or, where those cannot answer, its own loops (the FastScan family, which
+ * has no InvertedListScanner, gets its own search with the caller's
+ * parameters). Results equal the wrapped
  * index's own search(): same distances, same labels except among exactly
  * tied distances, -1 labels when fewer than k candidates.
  *
- * Per search call: coarse quantization once for the batch, in the calling
- * thread, as IndexIVF::search does it (FAISS's OpenMP held to one thread,
- * so many clients never oversubscribe the machine); then the scans on the
- * pool. Searches the scans cannot answer (ccd_supports_index and
- * ccd_supports_params: FastScan, IVFPQR, IVFFlatDedup, max_codes,
- * IDSelectors) and searches of an empty
- * index fall back to the wrapped index's own search.
- *
- * Per-call knobs: SearchParametersIVFCCD (nprobe and the task shape); with
- * plain SearchParametersIVF or none, the fields below give the shape.
+ * Per-call knobs: a SearchParametersIVFCCD (nprobe, max_codes, selector,
+ * quantizer parameters and the task shape) or a SearchParametersIVF (the
+ * shape from the fields below).
  *
  * Thread contract: search() and range_search() from any number of threads
  * at once. add(), train(), reset() forward to the wrapped index and, as in
@@ -49,9 +46,9 @@ struct IndexIVFCCD : Index {
     size_t min_chunk = 512;
     idx_t list_major_min_batch = 64;
 
-    /// Receives (MappingId, vectors scanned, bytes) for every scan task:
-    /// the runtime's monitor unless set otherwise; may be null. Not owned.
-    TrafficSink* traffic_sink;
+    /// Receives (MappingId, vectors scanned, bytes) for every scan task;
+    /// nullptr: the runtime's monitor. Not owned.
+    TrafficSink* traffic_sink = nullptr;
 
     /// IndexIVFCCD: `index` must be trained before searching; the runtime
     /// is kept alive by the index.
@@ -62,8 +59,9 @@ struct IndexIVFCCD : Index {
             bool own_fields = false);
     ~IndexIVFCCD() override;
 
-    /// uses_scanners: false when every search falls back to the wrapped
-    /// index (no scanner, or a search_preassigned of its own).
+    /// uses_scanners: false when the wrapped index has no
+    /// InvertedListScanner (the FastScan family), whose searches never
+    /// reach the pool.
     bool uses_scanners() const {
         return has_scanner_;
     }
@@ -95,12 +93,8 @@ struct IndexIVFCCD : Index {
 
    private:
     void sync_from_index();
-    /// ivf_params: params as SearchParametersIVF (null when none), or a
-    /// FaissException naming the wrong type.
-    const SearchParametersIVF* ivf_params(const SearchParameters* params) const;
-    /// shape: the task shape of a call.
-    SearchParametersIVFCCD shape(const SearchParametersIVF* params) const;
-    IVFScanTarget target() const;
+    /// ccd_params: the wrapped index's parameters for one call.
+    SearchParametersIVFCCD ccd_params(const SearchParameters* params) const;
 
     std::shared_ptr<Runtime> runtime_;
     bool has_scanner_ = false;

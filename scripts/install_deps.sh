@@ -11,8 +11,7 @@ default_packages=(
     clang-format
     cmake
     pkg-config
-    libfaiss-dev
-    python3-faiss
+    python3-faiss   # Debian's generic FAISS: the benchmarks' reference row only
     libhwloc-dev
     hwloc
     libopenblas-dev
@@ -28,6 +27,11 @@ default_packages=(
     python3-venv
     python3-wheel
     swig
+    ccache
+    libblas-dev
+    liblapack-dev
+    xz-utils
+    patch
     dataset-fashion-mnist
     zlib1g-dev
 )

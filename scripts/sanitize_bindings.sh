@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # sanitize_bindings.sh
 #
-# The bindings under AddressSanitizer + UBSan: builds the FAISS glue, the C
-# API and the Python module with FAISS_CCD_SANITIZE=address into
-# build-asan-bindings/ (Debian's libfaiss.a itself is not instrumented),
-# then runs the C API test program and every pytest file. Python is not
-# built with ASan, so its process gets the runtime by LD_PRELOAD, together
-# with libstdc++ (else ASan's __cxa_throw interceptor finds no real one and
-# the first C++ exception aborts). Leak detection is off for Python (the
-# interpreter's own allocations at exit are not ours); the RSS test is
+# The fork under AddressSanitizer + UBSan: builds libfaiss, the C API and
+# the Python module with FAISS_CCD_SANITIZE=address into
+# build-asan-bindings/ (instrumented: our code inside them, the tests, and
+# FAISS's IndexIVF.cpp, which our patch changes; FAISS's other files are
+# built as in Release), then runs the glue's C++ tests (label faiss), the C
+# API's tests and every pytest file. Python
+# is not built with ASan, so its process gets the runtime by LD_PRELOAD,
+# together with libstdc++ (else ASan's __cxa_throw interceptor finds no real
+# one and the first C++ exception aborts). Leak detection is off for Python
+# (the interpreter's own allocations at exit are not ours); the RSS test is
 # skipped (ASan's quarantine grows the heap by design).
 set -euo pipefail
 
@@ -22,15 +24,20 @@ jobs=${FAISS_CCD_JOBS:-$(nproc)}
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 cmake -S . -B "$build_dir" \
+    -DCMAKE_BUILD_TYPE=Release \
     -DFAISS_CCD_SANITIZE=address \
     -DFAISS_CCD_BUILD_BENCHS=OFF \
+    -DFAISS_CCD_BUILD_TESTS=ON \
     -DFAISS_CCD_BUILD_C_API=ON \
     -DFAISS_CCD_ENABLE_PYTHON=ON
-cmake --build "$build_dir" -j "$jobs" --target test_c_api faiss_ccd_python
+mapfile -t c_tests < <(cd tests/c_api && ls test_*_c.c | sed 's/\.c$//')
+cmake --build "$build_dir" -j "$jobs" --target faiss_tests faiss_python \
+    "${c_tests[@]}"
 
-echo "sanitize_bindings: C API test"
+echo "sanitize_bindings: the glue's C++ tests and the C API's"
 ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
-    "$build_dir/c_api/test_c_api"
+    ctest --test-dir "$build_dir" -L "faiss|c_api" -LE examples \
+    --output-on-failure
 
 echo "sanitize_bindings: pytest"
 libasan=$(g++ -print-file-name=libasan.so)

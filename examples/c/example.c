@@ -1,6 +1,8 @@
-/* example.c: IVF search through a CCD-aware pool, from C. */
-#include <faiss_ccd/c_api/IndexIVFCCD_c.h>
-#include <faiss_ccd/c_api/Index_c.h>
+/* example.c: an IVF index searched through the CCD-aware pool, from C. */
+#include <faiss/c_api/IndexIVF_c.h>
+#include <faiss/c_api/Index_c.h>
+#include <faiss/c_api/error_c.h>
+#include <faiss/c_api/index_factory_c.h>
 #include <faiss_ccd/c_api/Pool_c.h>
 #include <faiss_ccd/c_api/error_c.h>
 
@@ -8,8 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A call returns FAISS_CCD_OK (0), or a negative code when it fails. */
-#define CHECK(call)                              \
+/* FAISS's functions return 0 or an error (faiss_get_last_error); ours
+ * return FAISS_CCD_OK (0) or a negative FAISS_CCD_ERROR_* code. */
+#define FAISS_CHECK(call)                                           \
+    do {                                                            \
+        if ((call) != 0) {                                          \
+            fprintf(stderr, "faiss: %s\n", faiss_get_last_error()); \
+            exit(1);                                                \
+        }                                                           \
+    } while (0)
+#define CCD_CHECK(call)                          \
     do {                                         \
         int rc_ = (call);                        \
         if (rc_ < 0) {                           \
@@ -33,27 +43,28 @@ int main(void) {
     }
     const float* xq = xb; /* the first NQ database vectors as queries */
 
-    /* An IVF index, trained and filled. */
-    FaissCcdIndex* index = NULL;
-    const char* spec = "IVF64,Flat"; /* 64 inverted lists, no compression */
-    CHECK(faiss_ccd_index_factory(&index, D, spec, FAISS_CCD_METRIC_L2));
-    CHECK(faiss_ccd_Index_train(index, NB, xb));
-    CHECK(faiss_ccd_Index_add(index, NB, xb));
-    CHECK(faiss_ccd_Index_set_nprobe(index, 8));
+    /* An IVF index, made and filled with FAISS's own C API. */
+    FaissIndex* index = NULL;
+    FAISS_CHECK(faiss_index_factory(&index, D, "IVF64,Flat", METRIC_L2));
+    FAISS_CHECK(faiss_Index_train(index, NB, xb));
+    FAISS_CHECK(faiss_Index_add(index, NB, xb));
+    FaissIndexIVF* ivf = faiss_IndexIVF_cast(index);
+    faiss_IndexIVF_set_nprobe(ivf, 8);
 
-    /* A pool: $FAISS_CCD_TOPOLOGY, else hwloc's CCDs; the "ccd" policy. */
+    /* The pool its searches use: $FAISS_CCD_TOPOLOGY, else hwloc's CCDs;
+     * the "ccd" policy. Without this, a default one is made on first use. */
     FaissCcdPool* pool = NULL;
-    CHECK(faiss_ccd_Pool_new(&pool, NULL, NULL));
+    CCD_CHECK(faiss_ccd_Pool_new(&pool, NULL, NULL));
+    CCD_CHECK(faiss_ccd_set_default_pool(pool));
     char line[256];
-    CHECK(faiss_ccd_Pool_describe(pool, line, sizeof line));
+    CCD_CHECK(faiss_ccd_Pool_describe(pool, line, sizeof line));
     printf("pool: %s\n", line);
 
-    /* Search through the pool: one task per (query, probed list). */
-    FaissCcdIndexIVFCCD* ivfccd = NULL;
-    CHECK(faiss_ccd_IndexIVFCCD_new(&ivfccd, index, pool, 0));
+    /* The CCD mode: one task per (query, probed list), on the pool. */
+    faiss_IndexIVF_set_parallel_mode(ivf, FAISS_PARALLEL_MODE_CCD);
     float dis[NQ * K];
-    faiss_ccd_idx_t ids[NQ * K];
-    CHECK(faiss_ccd_IndexIVFCCD_search(ivfccd, NQ, xq, K, dis, ids));
+    idx_t ids[NQ * K];
+    FAISS_CHECK(faiss_Index_search(index, NQ, xq, K, dis, ids));
     for (int q = 0; q < NQ; q++) {
         printf("query %d:", q);
         for (int j = 0; j < K; j++) {
@@ -63,16 +74,15 @@ int main(void) {
     }
 
     FaissCcdPoolStats st;
-    CHECK(faiss_ccd_Pool_stats(pool, &st));
+    CCD_CHECK(faiss_ccd_Pool_stats(pool, &st));
     printf("%d workers ran %" PRIu64 " tasks, %.0f%% of steals cross-CCD\n",
            st.num_workers,
            st.tasks_run,
            100.0 * st.cross_ccd_steal_ratio);
 
-    /* Any order: each handle keeps what it uses alive. */
-    faiss_ccd_IndexIVFCCD_free(ivfccd);
+    CCD_CHECK(faiss_ccd_set_default_pool(NULL));
     faiss_ccd_Pool_free(pool);
-    faiss_ccd_Index_free(index);
+    faiss_Index_free(index);
     free(xb);
     return 0;
 }

@@ -1,7 +1,7 @@
-// example.cpp: IVF and HNSW search through one CCD-aware pool.
+// example.cpp: IVF and HNSW search through the CCD-aware pool.
 #include <faiss/HNSWTables.h>
 #include <faiss/IndexHNSW.h>
-#include <faiss/IndexIVFCCD.h>
+#include <faiss/IndexIVF.h>
 #include <faiss/ccd_scheduler/Runtime.h>
 #include <faiss/index_factory.h>
 
@@ -20,24 +20,19 @@ int main() {
     }
     const float* xq = xb.data(); // the first nq vectors as queries
 
-    // An IVF index, as FAISS makes it.
+    // An IVF index, as FAISS makes it...
     std::unique_ptr<faiss::Index> index(faiss::index_factory(d, "IVF64,Flat"));
     index->train(nb, xb.data());
     index->add(nb, xb.data());
     auto* ivf = dynamic_cast<faiss::IndexIVF*>(index.get());
     ivf->nprobe = 8;
-
-    // One runtime for the process: a pool (FAISS_CCD_TOPOLOGY, else
-    // hwloc's L3s) and the monitor that re-maps keys as traffic drifts.
-    auto runtime = faiss::ccd::Runtime::get_default();
-    const faiss::ccd::Pool& pool = runtime->pool();
-    std::printf("%s\n", pool.topology().describe().c_str());
-
-    // IVF: one task per (query, probed list), keyed by (table 1, list).
-    faiss::ccd::IndexIVFCCD ivf_ccd(ivf, runtime, /*table_id=*/1);
+    // ... in the CCD mode: one task per (query, probed list), keyed by the
+    // list, on the process's default pool (FAISS_CCD_TOPOLOGY, else
+    // hwloc's L3s), whose monitor re-maps lists as traffic drifts.
+    ivf->parallel_mode = faiss::PARALLEL_MODE_CCD;
     std::vector<float> D(nq * k);
     std::vector<faiss::Index::idx_t> I(nq * k);
-    ivf_ccd.search(nq, xq, k, D.data(), I.data());
+    index->search(nq, xq, k, D.data(), I.data());
     for (int q = 0; q < nq; q++) {
         std::printf(
                 "IVF  query %d: nearest %ld (%.3f)\n",
@@ -47,6 +42,8 @@ int main() {
     }
 
     // HNSW: many tables, one task per query on its table's CCD.
+    auto runtime = faiss::ccd::Runtime::get_default();
+    std::printf("%s\n", runtime->pool().topology().describe().c_str());
     faiss::IndexHNSWFlat hnsw(d, 16);
     hnsw.add(nb, xb.data());
     faiss::ccd::HNSWTables tables(runtime);
@@ -57,6 +54,6 @@ int main() {
     std::printf("async query:  nearest %ld\n", long(future.get().labels[0]));
     tables.remove_table(7).wait(); // before `hnsw` goes
 
-    std::printf("%s\n", pool.stats().to_string().c_str());
+    std::printf("%s\n", runtime->pool().stats().to_string().c_str());
     return 0;
 }

@@ -1,13 +1,12 @@
-// consumer: a program outside the tree using an installed faiss-ccd, as the
-// README's C++ example. It builds an IVF index with stock FAISS, searches it
-// through the CCD pool, and checks the answers against stock search.
+// consumer: a program outside the tree that links the installed fork, as
+// the README's C++ section says: it only sets IndexIVF::parallel_mode. It
+// checks the answers against parallel_mode 0 and that the default pool ran
+// the search.
 #include <faiss/IndexFlat.h>
-#include <faiss/IndexIVFCCD.h>
 #include <faiss/IndexIVFFlat.h>
 #include <faiss/ccd_scheduler/Runtime.h>
 
 #include <cstdio>
-#include <memory>
 #include <random>
 #include <vector>
 
@@ -27,24 +26,27 @@ int main() {
     ivf.add(nb, xb.data());
     ivf.nprobe = 8;
 
-    // One runtime per process: topology from FAISS_CCD_TOPOLOGY or hwloc.
-    auto runtime = faiss::ccd::Runtime::get_default();
-    std::printf("%s\n", runtime->pool().topology().describe().c_str());
-    faiss::ccd::IndexIVFCCD index(&ivf, runtime, /*table_id=*/1);
-
     std::vector<float> dis(nq * k), ref_dis(nq * k);
     std::vector<faiss::Index::idx_t> ids(nq * k), ref_ids(nq * k);
-    index.search(nq, xq.data(), k, dis.data(), ids.data());
     ivf.search(nq, xq.data(), k, ref_dis.data(), ref_ids.data());
 
+    ivf.parallel_mode = faiss::PARALLEL_MODE_CCD; // the one line that matters
+    ivf.search(nq, xq.data(), k, dis.data(), ids.data());
+
+    const auto& pool = faiss::ccd::Runtime::get_default()->pool();
     std::printf(
-            "query 0: ids %lld %lld %lld, %s\n",
+            "%s\nquery 0: ids %lld %lld %lld, %s\n",
+            pool.topology().describe().c_str(),
             (long long)ids[0],
             (long long)ids[1],
             (long long)ids[2],
-            runtime->pool().stats().to_string().c_str());
-    if (dis != ref_dis) {
-        std::fprintf(stderr, "results differ from stock FAISS\n");
+            pool.stats().to_string().c_str());
+    if (dis != ref_dis || ids != ref_ids) {
+        std::fprintf(stderr, "results differ from parallel_mode 0\n");
+        return 1;
+    }
+    if (pool.stats().tasks_run() == 0) {
+        std::fprintf(stderr, "the pool ran nothing\n");
         return 1;
     }
     return 0;

@@ -1,4 +1,4 @@
-"""faiss_ccd.HNSWTables: results equal stock faiss, futures, errors,
+"""faiss.ccd.HNSWTables: results equal stock faiss, futures, errors,
 lifetimes."""
 
 import concurrent.futures
@@ -8,8 +8,7 @@ import faiss
 import numpy as np
 import pytest
 
-import faiss_ccd
-from conftest import assert_same_results
+from conftest import assert_same_results, tasks_run
 
 
 def make_hnsw(xb, description="HNSW16", ef=32):
@@ -24,35 +23,45 @@ def make_hnsw(xb, description="HNSW16", ef=32):
 def tables_and_indexes(data, pool):
     xb, _ = data
     indexes = {1: make_hnsw(xb), 2: make_hnsw(xb[::2], "HNSW8,SQ8")}
-    tables = faiss_ccd.HNSWTables(pool)
+    tables = faiss.ccd.HNSWTables(pool)
     for table_id, index in indexes.items():
         tables.add_table(table_id, index)
     return tables, indexes
 
 
-@pytest.mark.parametrize("policy", faiss_ccd.POLICIES)
+@pytest.mark.parametrize("policy", faiss.ccd.POLICIES)
 def test_search_equals_stock(data, policy):
+    """A table answers as its index's own search, on the pool, under every
+    policy."""
     xb, xq = data
     index = make_hnsw(xb)
-    tables = faiss_ccd.HNSWTables(faiss_ccd.Pool("2x1", policy))
+    pool = faiss.ccd.Pool("2x1", policy)
+    tables = faiss.ccd.HNSWTables(pool)
+    assert tables.pool is pool
     tables.add_table(0, index)
     for k in (1, 10, 50):
+        before = tasks_run(pool)
         assert_same_results(*index.search(xq, k), *tables.search(0, xq, k))
+        assert tasks_run(pool) > before
 
 
 def test_many_tables(data, tables_and_indexes):
+    """Tables of different codecs on one pool each answer their own."""
     _, xq = data
     tables, indexes = tables_and_indexes
     assert tables.table_ids() == [1, 2] and len(tables) == 2 and 1 in tables
+    assert "2 tables" in repr(tables)
     for table_id, index in indexes.items():
         assert_same_results(*index.search(xq, 10),
                             *tables.search(table_id, xq, 10))
 
 
 def test_ef_search_per_table_and_call(data, pool):
+    """efSearch: the table's (add_table) unless the call's params give
+    one."""
     xb, xq = data
     index = make_hnsw(xb, ef=64)
-    tables = faiss_ccd.HNSWTables(pool)
+    tables = faiss.ccd.HNSWTables(pool)
     tables.add_table(3, index, ef_search=16)
     params = faiss.SearchParametersHNSW()
     params.efSearch = 16
@@ -64,6 +73,8 @@ def test_ef_search_per_table_and_call(data, pool):
 
 
 def test_submit_futures(data, tables_and_indexes):
+    """submit() returns concurrent.futures.Futures: one query (shape (k,)),
+    a batch, and many singles, all equal to stock."""
     _, xq = data
     tables, indexes = tables_and_indexes
     D_ref, I_ref = indexes[1].search(xq, 10)
@@ -83,18 +94,25 @@ def test_submit_futures(data, tables_and_indexes):
 
 
 def test_errors(data, pool, tables_and_indexes, ivf_flat):
+    """Bad pools, indexes, ids, queries, k and params raise TypeError,
+    ValueError or KeyError, and leave the tables working."""
     xb, xq = data
     tables, _ = tables_and_indexes
     with pytest.raises(TypeError):
-        faiss_ccd.HNSWTables("pool")
+        faiss.ccd.HNSWTables("pool")
+    with pytest.raises(TypeError):
+        faiss.ccd.HNSWTables(pool.runtime)  # the Python pool, not its C++
     with pytest.raises(TypeError):
         tables.add_table(9, ivf_flat)
     with pytest.raises(TypeError):
         tables.add_table(9, "index")
     with pytest.raises(ValueError, match="already"):
         tables.add_table(1, make_hnsw(xb[:100]))
-    with pytest.raises(ValueError):
-        tables.add_table(-1, make_hnsw(xb[:100]))
+    for bad_id in (-1, faiss.ccd.MAX_TABLE_ID + 1):
+        with pytest.raises(ValueError):
+            tables.add_table(bad_id, make_hnsw(xb[:100]))
+    with pytest.raises(TypeError):
+        tables.add_table(True, make_hnsw(xb[:100]))
     with pytest.raises(ValueError):
         tables.add_table(9, make_hnsw(xb[:100]), ef_search=0)
     for call in (tables.search, tables.submit):
@@ -120,8 +138,10 @@ def test_errors(data, pool, tables_and_indexes, ivf_flat):
 
 
 def test_remove_with_queries_in_flight(data, pool):
+    """remove_table() waits for the queries in flight on the table; they
+    complete, and the id is unknown afterwards."""
     xb, xq = data
-    tables = faiss_ccd.HNSWTables(pool)
+    tables = faiss.ccd.HNSWTables(pool)
     tables.add_table(5, make_hnsw(xb))
     futures = [tables.submit(5, xq, 10) for _ in range(5)]
     tables.remove_table(5)  # waits for them
@@ -138,7 +158,7 @@ def test_lifetimes(data):
     xb, xq = data
     index = make_hnsw(xb)
     D_ref, I_ref = index.search(xq, 10)
-    tables = faiss_ccd.HNSWTables(faiss_ccd.Pool("2x1"))
+    tables = faiss.ccd.HNSWTables(faiss.ccd.Pool("2x1"))
     tables.add_table(1, index)
     del index
     gc.collect()
@@ -157,7 +177,7 @@ def test_queries_keep_their_index_alive(data, pool):
     xb, xq = data
     index = make_hnsw(xb)
     D_ref, I_ref = index.search(xq, 10)
-    tables = faiss_ccd.HNSWTables(pool)
+    tables = faiss.ccd.HNSWTables(pool)
     tables.add_table(1, index)
     many = np.ascontiguousarray(np.tile(xq, (20, 1)))
     futures = [tables.submit(1, many, 10) for _ in range(4)]
@@ -171,8 +191,10 @@ def test_queries_keep_their_index_alive(data, pool):
 
 
 def test_remove_table_lets_others_run(data, pool):
+    """Removing a table with queries in flight frees its id at once for a
+    new table; the queries complete."""
     xb, xq = data
-    tables = faiss_ccd.HNSWTables(pool)
+    tables = faiss.ccd.HNSWTables(pool)
     tables.add_table(1, make_hnsw(xb))
     tables.add_table(2, make_hnsw(xb[:1000]))
     futures = [tables.submit(1, xq, 10) for _ in range(10)]
@@ -184,8 +206,9 @@ def test_remove_table_lets_others_run(data, pool):
 
 
 def test_close_before_any_submit(data, pool):
+    """close() before any submit(): submit() then refuses."""
     xb, xq = data
-    tables = faiss_ccd.HNSWTables(pool)
+    tables = faiss.ccd.HNSWTables(pool)
     tables.add_table(1, make_hnsw(xb[:500]))
     tables.close()
     with pytest.raises(RuntimeError, match="closed"):
@@ -193,8 +216,10 @@ def test_close_before_any_submit(data, pool):
 
 
 def test_close_refuses_new_work(data, pool):
+    """close(): futures already returned complete, submit() refuses,
+    search() keeps working."""
     xb, xq = data
-    tables = faiss_ccd.HNSWTables(pool)
+    tables = faiss.ccd.HNSWTables(pool)
     tables.add_table(1, make_hnsw(xb[:500]))
     f = tables.submit(1, xq, 5)
     tables.close()

@@ -1,27 +1,32 @@
-"""faiss_ccd.Pool: construction, errors, topology, stats."""
+"""faiss.ccd.Pool: construction, errors, topology, stats, the process's
+default pool."""
 
 import time
 
+import faiss
 import pytest
 
-import faiss_ccd
-from conftest import make_ivf
+from conftest import PARALLEL_MODE_CCD, make_ivf, tasks_run
 
 
 @pytest.mark.parametrize("spec,ccds,workers", [
     ("1x1", 1, 1), ("2x1", 2, 2), ("4x2", 4, 8), ("0;1", 2, 2),
     ("0-1", 1, 2)])
-@pytest.mark.parametrize("policy", faiss_ccd.POLICIES)
+@pytest.mark.parametrize("policy", faiss.ccd.POLICIES)
 def test_specs_and_policies(spec, ccds, workers, policy):
-    pool = faiss_ccd.Pool(spec, policy, monitor=False)
+    """Every topology form and policy gives the shape it names."""
+    pool = faiss.ccd.Pool(spec, policy, monitor=False)
     assert pool.num_ccds == ccds
     assert pool.num_workers == workers
     assert pool.policy == policy
     assert f"{ccds} CCD" in pool.topology()
+    assert isinstance(pool.runtime, faiss.CcdRuntime)
+    assert f"workers={workers}" in repr(pool)
 
 
 def test_auto_topology():
-    pool = faiss_ccd.Pool()
+    """"auto" finds at least one CCD of one worker on any machine."""
+    pool = faiss.ccd.Pool()
     assert pool.num_workers >= 1
     assert pool.num_ccds >= 1
     assert isinstance(pool.topology(), str) and pool.topology()
@@ -41,24 +46,28 @@ def test_auto_topology():
     (dict(monitor_period=-1.0), ValueError),
 ])
 def test_bad_arguments(kwargs, error):
+    """Bad arguments raise TypeError or ValueError with a message, never
+    crash ("" is "auto")."""
     if error is None:
-        faiss_ccd.Pool(**kwargs)
+        faiss.ccd.Pool(**kwargs)
         return
     with pytest.raises(error) as info:
-        faiss_ccd.Pool(**kwargs)
+        faiss.ccd.Pool(**kwargs)
     assert str(info.value)
 
 
 def test_error_message_names_the_bad_token():
     with pytest.raises(ValueError, match="bogus"):
-        faiss_ccd.Pool("0-1;bogus")
+        faiss.ccd.Pool("0-1;bogus")
 
 
 def test_stats_after_searches(data):
+    """The counters add up (totals = sum over workers = sum over CCDs),
+    the ratios are ratios, and the monitor sees the scans' traffic."""
     xb, xq = data
-    pool = faiss_ccd.Pool("2x1", "ccd", monitor=True, monitor_period=0.05)
+    pool = faiss.ccd.Pool("2x1", "ccd", monitor=True, monitor_period=0.05)
     index = make_ivf("IVF32,Flat", data=data)
-    wrapper = faiss_ccd.IndexIVFCCD(index, pool, table_id=5)
+    wrapper = faiss.IndexIVFCCD(index, pool.runtime, 5)
     before = pool.stats()
     wrapper.search(xq, 10)
     pool.wait_idle()
@@ -84,14 +93,66 @@ def test_stats_after_searches(data):
 
 
 def test_no_monitor():
-    pool = faiss_ccd.Pool("1x1", monitor=False)
+    pool = faiss.ccd.Pool("1x1", monitor=False)
     assert pool.stats()["monitor"] is None
 
 
 def test_many_pools_come_and_go(data):
+    """A wrapper holds its pool's runtime: dropping the Python pool while
+    the wrapper lives is fine, and both go together."""
     _, xq = data
     index = make_ivf("IVF32,Flat", data=data)
-    for policy in faiss_ccd.POLICIES * 3:
-        pool = faiss_ccd.Pool("2x1", policy)
-        faiss_ccd.IndexIVFCCD(index, pool).search(xq[:5], 3)
-        del pool  # the wrapper held it; both go here
+    for policy in faiss.ccd.POLICIES * 3:
+        pool = faiss.ccd.Pool("2x1", policy)
+        wrapper = faiss.IndexIVFCCD(index, pool.runtime)
+        del pool
+        wrapper.search(xq[:5], 3)
+        del wrapper
+
+
+def test_default_pool(data, pool):
+    """set_default_pool(pool): IVF searches in PARALLEL_MODE_CCD run on it,
+    and get_default_pool() is a view of it; None: a fresh pool is made on
+    next use; anything else is a TypeError."""
+    _, xq = data
+    index = make_ivf("IVF32,Flat", data=data)
+    index.parallel_mode = PARALLEL_MODE_CCD
+    faiss.ccd.set_default_pool(pool)
+    before = tasks_run(pool)
+    index.search(xq, 10)
+    assert tasks_run(pool) > before
+    view = faiss.ccd.get_default_pool()
+    assert isinstance(view, faiss.ccd.Pool)
+    assert tasks_run(view) == tasks_run(pool)
+    assert view.num_workers == pool.num_workers == 2
+
+    faiss.ccd.set_default_pool(None)
+    fresh = faiss.ccd.get_default_pool()
+    assert tasks_run(fresh) == 0, "not a fresh pool"
+    before = tasks_run(pool)
+    index.search(xq, 10)
+    assert tasks_run(fresh) > 0
+    assert tasks_run(pool) == before
+
+    for bad in ("2x1", pool.runtime, 0):
+        with pytest.raises(TypeError):
+            faiss.ccd.set_default_pool(bad)
+
+
+@pytest.mark.parametrize("mode,error", [
+    (7, ValueError), (4, ValueError), (-1, ValueError),
+    (PARALLEL_MODE_CCD | 1, ValueError), (1 << 17, ValueError),
+    ("ccd", TypeError), (True, TypeError), (2.0, TypeError),
+    (None, TypeError)])
+def test_default_parallel_mode_inputs(mode, error):
+    """set_default_parallel_mode takes 0-3 or PARALLEL_MODE_CCD (optionally
+    | NO_HEAP_INIT) and refuses the rest with a clear error, leaving the
+    default as it was."""
+    assert faiss.ccd.get_default_parallel_mode() == 0
+    with pytest.raises(error) as info:
+        faiss.ccd.set_default_parallel_mode(mode)
+    assert str(info.value)
+    assert faiss.ccd.get_default_parallel_mode() == 0
+    for good in (PARALLEL_MODE_CCD, 3, PARALLEL_MODE_CCD | 1024, 0):
+        faiss.ccd.set_default_parallel_mode(good)
+        assert faiss.ccd.get_default_parallel_mode() == good

@@ -3,10 +3,12 @@
 #
 # The python_pip_install test: what a user does on a fresh machine.
 # Copies the source tree (without build trees or .git) to WORK/src, makes a
-# venv that sees Debian's packages (numpy, faiss, setuptools), runs
+# venv that sees Debian's packages (numpy, setuptools; Debian's own faiss
+# too, which the venv's must shadow), runs
 #   pip install --no-build-isolation --no-index WORK/src
-# (offline: setup.py drives this repository's CMake), then imports the
-# installed package from outside the tree and runs the README's example.
+# (setup.py drives this repository's CMake, which builds the fork), then
+# imports the installed package from outside the tree, checks it is the
+# fork, and runs the README's example.
 set -euo pipefail
 
 src=$1
@@ -27,8 +29,9 @@ FAISS_CCD_JOBS=${FAISS_CCD_JOBS:-$(nproc)} \
 cd "$work"
 "$venv_python" - "$work/venv" <<'PY'
 import sys
-import faiss_ccd
-assert faiss_ccd.__file__.startswith(sys.argv[1]), faiss_ccd.__file__
-print("installed:", faiss_ccd.__file__)
+import faiss
+assert faiss.__file__.startswith(sys.argv[1]), faiss.__file__
+assert faiss.PARALLEL_MODE_CCD == 1 << 16
+print("installed:", faiss.__file__, "pool:", faiss.ccd.get_default_pool())
 PY
 "$venv_python" "$work/src/examples/python/example.py"

@@ -1,12 +1,13 @@
-#include "PoolHandle.h"
+#include "ccd_glue.h"
 
+#include <faiss/ccd_scheduler/Monitor.h>
 #include <faiss/ccd_scheduler/PoolStats.h>
 #include <faiss/ccd_scheduler/StealPolicy.h>
-#include <faiss/ccd_scheduler/Topology.h>
 
 #include <cmath>
+#include <exception>
 #include <sstream>
-#include <stdexcept>
+#include <utility>
 
 namespace faiss {
 namespace ccd {
@@ -39,45 +40,35 @@ std::string json_number(double v) {
     return out.str();
 }
 
+std::string message_of(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
+
 } // namespace
 
-PoolHandle::PoolHandle(
+std::shared_ptr<Runtime> make_runtime(
         const std::string& topology,
         const std::string& policy,
         bool monitor,
-        double monitor_period_s)
-        : runtime_(Runtime::create(
-                  RuntimeOptions()
-                          .set_topology(topology)
-                          .set_policy(policy_from_name(policy))
-                          .set_monitor(monitor, monitor_period_s))) {}
-
-std::string PoolHandle::describe_topology() const {
-    return runtime_->pool().topology().describe();
+        double monitor_period_s) {
+    return Runtime::create(RuntimeOptions()
+                                   .set_topology(topology)
+                                   .set_policy(policy_from_name(policy))
+                                   .set_monitor(monitor, monitor_period_s));
 }
 
-std::string PoolHandle::policy_name() const {
-    return ::faiss::ccd::policy_name(runtime_->pool().policy());
-}
-
-int PoolHandle::num_workers() const {
-    return runtime_->pool().num_workers();
-}
-
-int PoolHandle::num_ccds() const {
-    return runtime_->pool().topology().num_ccds();
-}
-
-void PoolHandle::wait_idle() const {
-    runtime_->pool().wait_idle();
-}
-
-std::string PoolHandle::stats_json() const {
-    const PoolStats s = runtime_->pool().stats();
+std::string stats_json(const Runtime& runtime) {
+    const PoolStats s = runtime.pool().stats();
     std::ostringstream out;
-    out << "{\"policy\": \"" << policy_name() << "\"";
-    out << ", \"num_workers\": " << num_workers();
-    out << ", \"num_ccds\": " << num_ccds();
+    out << "{\"policy\": \"" << policy_name(runtime.pool().policy()) << "\"";
+    out << ", \"num_workers\": " << runtime.pool().num_workers();
+    out << ", \"num_ccds\": " << runtime.pool().topology().num_ccds();
     out << ", \"epoch\": " << s.mapping_epoch;
     out << ", \"tasks_run\": " << s.tasks_run();
     out << ", \"local_pops\": " << s.local_pops();
@@ -105,7 +96,7 @@ std::string PoolHandle::stats_json() const {
             << ", \"queued\": " << w.queued << '}';
     }
     out << ']';
-    if (const Monitor* monitor = runtime_->monitor()) {
+    if (const Monitor* monitor = runtime.monitor()) {
         const MonitorStats m = monitor->stats();
         out << ", \"monitor\": {\"ccd_traffic\": " << json_list(m.ccd_traffic)
             << ", \"imbalance\": " << json_number(m.imbalance)
@@ -119,6 +110,48 @@ std::string PoolHandle::stats_json() const {
     }
     out << '}';
     return out.str();
+}
+
+void submit_batch(
+        const HNSWTables& tables,
+        uint32_t table_id,
+        Index::idx_t n,
+        const float* x,
+        int d,
+        Index::idx_t k,
+        float* distances,
+        Index::idx_t* labels,
+        const SearchParametersHNSW* params,
+        int64_t ticket,
+        Completions& completions) {
+    std::shared_ptr<Completions::State> state = completions.state();
+    auto report = [state, ticket](std::exception_ptr error) {
+        Completion c;
+        c.ticket = ticket;
+        c.ok = error == nullptr;
+        if (error) {
+            c.error = message_of(error);
+        }
+        state->push(std::move(c));
+    };
+    // Outstanding from before the first query can finish; input errors
+    // throw before any is submitted, and the ticket is withdrawn.
+    state->begin();
+    try {
+        tables.search_batch_async(
+                table_id,
+                n,
+                x,
+                d,
+                k,
+                distances,
+                labels,
+                report,
+                params);
+    } catch (...) {
+        state->cancel();
+        throw;
+    }
 }
 
 } // namespace python

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# run.sh cpp MODE FAISS_TEST_BINARY [GTEST_ARGS...]
+# run.sh python MODE FAISS_TESTS_DIR PYTHON [all | FILE...]
+#
+# FAISS's own suites against the fork. MODE is "stock" (as FAISS ships
+# them) or "ccd" (FAISS_CCD_PARALLEL_MODE=ccd: every IVF index made or
+# loaded starts in PARALLEL_MODE_CCD; FAISS_CCD_TOPOLOGY=2x1 unless set).
+# Both modes skip what Debian's package skips (its GTest filter); "ccd"
+# skips, besides, the tests ccd_mode_exceptions.txt (beside this script)
+# lists for that suite, and only those.
+#
+# Python: the IVF files below by default (IVF, search parameters, I/O,
+# composite and meta indexes, range search, merging, refinement), "all"
+# for every test_*.py (torch's aside), or the files named. The faiss
+# imported is the build's (PYTHONPATH=<build>/python, set by ctest).
+set -euo pipefail
+
+suite=$1
+mode=$2
+shift 2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+case "$mode" in
+    stock) unset FAISS_CCD_PARALLEL_MODE ;;
+    ccd)
+        export FAISS_CCD_PARALLEL_MODE=ccd
+        export FAISS_CCD_TOPOLOGY=${FAISS_CCD_TOPOLOGY:-2x1}
+        ;;
+    *) echo "run.sh: mode must be stock or ccd" >&2; exit 2 ;;
+esac
+
+# exceptions SUITE: the test ids ccd_mode_exceptions.txt lists for SUITE.
+exceptions() {
+    [[ $mode == ccd ]] || return 0
+    awk -v s="$1" '!/^#/ && $1 == s { print $2 }' "$here/ccd_mode_exceptions.txt"
+}
+
+case "$suite" in
+    cpp)
+        binary=$1
+        shift
+        filter="-MEM_LEAK.*:TEST_CPPCONTRIB_*" # debian/rules' GTEST_FILTER
+        while read -r id; do
+            [[ -n $id ]] && filter="$filter:$id"
+        done < <(exceptions cpp)
+        echo "run.sh: $mode: $binary --gtest_filter=$filter"
+        exec "$binary" --gtest_filter="$filter" "$@"
+        ;;
+    python)
+        tests=$1
+        python=$2
+        shift 2
+        files=(test_index.py test_index_accuracy.py test_ivflib.py
+               test_search_params.py test_io.py test_meta_index.py
+               test_index_composite.py test_merge_index.py test_refine.py)
+        if [[ ${1:-} == all ]]; then
+            mapfile -t files < <(cd "$tests" && ls test_*.py)
+        elif [[ $# -gt 0 ]]; then
+            files=("$@")
+        fi
+        deselect=()
+        while read -r id; do
+            [[ -n $id ]] && deselect+=(--deselect "$id")
+        done < <(exceptions python)
+        cd "$tests"
+        echo "run.sh: $mode: pytest ${files[*]} (${#deselect[@]} args to deselect)"
+        # After the suite: the default pool's task count, which must not be
+        # zero when the CCD mode was forced (proof the searches used it).
+        exec "$python" - "$mode" -q -p no:cacheprovider "${deselect[@]}" \
+            "${files[@]}" <<'PY'
+import sys
+
+import pytest
+
+import faiss
+
+mode, args = sys.argv[1], sys.argv[2:]
+status = pytest.main(args)
+tasks = faiss.ccd.get_default_pool().stats()["tasks_run"]
+print(f"run.sh: the default pool ran {tasks} tasks")
+if mode == "ccd" and tasks == 0:
+    print("run.sh: PARALLEL_MODE_CCD was forced, yet no search went "
+          "through the pool")
+    status = status or 1
+sys.exit(int(status))
+PY
+        ;;
+    *) echo "run.sh: suite must be cpp or python" >&2; exit 2 ;;
+esac
