@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after use("Agg"))
 
-STOCK = ("stock-pm0", "stock-pm1")
+STOCK = ("stock-pm0", "stock-pm1", "stock-pm0-t1")
 
 
 def _rows(data, scenario):

@@ -336,12 +336,22 @@ struct KnnScan {
                 coarse_dis[item.q * call.nprobe + item.p]);
         InvertedLists::ScopedCodes codes(il, item.list_no);
         InvertedLists::ScopedIds ids(il, item.list_no);
-        // Seed the local heap with the query's current k-th distance: a
-        // code that cannot beat it can never reach the answer (that bound
+        // Seed the local heap just past the query's current k-th distance
+        // b: a code worse than b can never reach the answer (that bound
         // only tightens), so the scanner rejects it at once instead of
-        // filling a fresh heap. Without the seed, per-task heaps cost
-        // 21-36% more scan time than one heap per query (bench_ivf, "scan
-        // cost on one thread").
+        // filling a fresh heap. Without a seed, per-task heaps cost 21-36%
+        // more scan time than one heap per query (bench_ivf, "scan cost on
+        // one thread").
+        //
+        // Ties. Just past b, not at b: a scanner admits only codes strictly
+        // better than its heap's top, so a seed at b would drop a code tied
+        // with b, and which codes tie with a moving bound depends on which
+        // tasks finished first. With the seed past b, and the merge below
+        // admitting by (distance, label), the answer is the k smallest
+        // (distance, label) pairs of what the tasks keep, and what a task
+        // keeps at or under the final k-th distance does not depend on the
+        // seed (codes worse than that only fill slots a better one takes):
+        // the same answer every run, whatever the timing.
         float* dis = distances + item.q * k;
         idx_t* lab = labels + item.q * k;
         QueryLock& lock = locks[item.q];
@@ -350,7 +360,7 @@ struct KnnScan {
             std::lock_guard<QueryLock> guard(lock);
             bound = dis[0];
         }
-        std::fill(local_dis, local_dis + k, bound);
+        std::fill(local_dis, local_dis + k, C::nextafter(bound));
         std::fill(local_ids, local_ids + k, idx_t(-1));
         const size_t updates = scanner.scan_codes(
                 item.end - item.begin,
@@ -361,7 +371,8 @@ struct KnnScan {
                 k);
         std::lock_guard<QueryLock> guard(lock);
         for (idx_t j = 0; j < k; j++) {
-            if (local_ids[j] != -1 && C::cmp(dis[0], local_dis[j])) {
+            if (local_ids[j] != -1 &&
+                C::cmp2(dis[0], local_dis[j], lab[0], local_ids[j])) {
                 heap_replace_top<C>(k, dis, lab, local_dis[j], local_ids[j]);
             }
         }

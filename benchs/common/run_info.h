@@ -127,6 +127,12 @@ inline std::string command_line(int argc, char** argv) {
     return command;
 }
 
+// BENCH_FAISS_BUILD: which FAISS a benchmark links (benchs/CMakeLists.txt
+// defines it for those that link one).
+#ifndef BENCH_FAISS_BUILD
+#define BENCH_FAISS_BUILD ""
+#endif
+
 /// RunInfo: where, when and how a benchmark ran; the head of every results
 /// file, JSON and markdown alike. begin() and end() bracket the run.
 struct RunInfo {
@@ -141,6 +147,7 @@ struct RunInfo {
     /// work on the machine shows up directly in the numbers.
     double loadavg_before = -1, loadavg_after = -1;
     double seconds = 0; ///< wall time from begin() to end()
+    std::string faiss_build = BENCH_FAISS_BUILD; ///< "" if it links none
 
     void begin(std::string command_in, bool quick_in) {
         command = std::move(command_in);
@@ -170,6 +177,7 @@ struct RunInfo {
         j.field("loadavg_before", loadavg_before);
         j.field("loadavg_after", loadavg_after);
         j.field("seconds", seconds);
+        j.field("faiss_build", faiss_build);
     }
 
     /// markdown: the "- command / date / topology / load" lines.
@@ -184,6 +192,9 @@ struct RunInfo {
                 seconds,
                 quick ? " (--quick)" : "");
         m += "- date: " + date_utc + ", commit " + git_commit + buf;
+        if (!faiss_build.empty()) {
+            m += "- FAISS: " + faiss_build + "\n";
+        }
         m += "- topology: " + topology +
                 (topology_note.empty() ? "" : " (" + topology_note + ")") +
                 "\n";

@@ -91,6 +91,7 @@ class Bench {
         const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
         contenders_.push_back(make_stock(ds.index.get(), 0, hw));
         contenders_.push_back(make_stock(ds.index.get(), 1, hw));
+        contenders_.push_back(make_stock(ds.index.get(), 0, 1));
         contenders_.push_back(
                 make_pool("pool-flat", ds.index.get(), pools[0], true));
         contenders_.push_back(

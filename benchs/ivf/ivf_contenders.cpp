@@ -17,7 +17,9 @@ namespace {
 class StockContender final : public Contender {
    public:
     StockContender(faiss::IndexIVF* index, int mode, int omp_threads)
-            : Contender("stock-pm" + std::to_string(mode)),
+            : Contender(
+                      "stock-pm" + std::to_string(mode) +
+                      (omp_threads == 1 ? "-t1" : "")),
               index_(index),
               mode_(mode),
               omp_threads_(omp_threads) {}

@@ -6,6 +6,9 @@
  *               slice per OpenMP thread; a single query runs on one thread)
  *   stock-pm1   IndexIVF::search, parallel_mode 1 (each query's probed
  *               lists shared by the OpenMP team, schedule(dynamic))
+ *   stock-pm0-t1  parallel_mode 0 with one OpenMP thread per calling
+ *               thread: stock's best setting when clients already fill
+ *               the cores
  *   pool-flat   IndexIVFCCD on a Pool with PolicyKind::flat_steal
  *   pool-ccd    IndexIVFCCD on a Pool with PolicyKind::ccd
  *   pool-ccd-nosplit  (diagnostic, single client and clients) pool-ccd
@@ -13,9 +16,10 @@
  *   pool-ccd-spin     (diagnostic, single client only) pool-ccd on a pool
  *               whose idle workers spin for milliseconds before parking
  *
- * Stock contenders use hardware_concurrency OpenMP threads in every
- * calling thread (each client thread starts its own team, as in a server
- * that calls FAISS from its request threads). Each pool contender has one
+ * stock-pm0 and stock-pm1 use hardware_concurrency OpenMP threads in
+ * every calling thread (each client thread starts its own team, as in a
+ * server that calls FAISS from its request threads); the best stock figure
+ * of a scenario is the best of the three. Each pool contender has one
  * pool, shared by all clients.
  */
 

@@ -15,7 +15,7 @@ namespace bench {
 namespace ivf {
 namespace report_util {
 
-inline const char* const kStock[] = {"stock-pm0", "stock-pm1"};
+inline const char* const kStock[] = {"stock-pm0", "stock-pm1", "stock-pm0-t1"};
 inline const char* const kPools[] = {"pool-ccd", "pool-flat"};
 
 /// fmt: printf into a std::string (lines up to 1 KB).

@@ -1,18 +1,23 @@
 #!/usr/bin/python3
-"""bench_parallel_mode.py: stock FAISS IVF search from Python against the
-same index with index.parallel_mode = faiss_ccd.PARALLEL_MODE_CCD.
+"""bench_parallel_mode.py: FAISS IVF search from Python, stock modes
+against index.parallel_mode = faiss.PARALLEL_MODE_CCD, on the fork's AVX2
+build.
 
     PYTHONPATH=build/python /usr/bin/python3 benchs/python/bench_parallel_mode.py
     ... --quick --out /tmp/x      # smoke run (ctest -L bench)
 
 Contenders, one index, one process, taking turns block by block (each
 round starts with another contender) so that noise hits all alike:
-  faiss       parallel_mode 0, FAISS's OpenMP with its default threads
+  faiss       parallel_mode 0, FAISS's OpenMP with all cores per call
   faiss-omp1  parallel_mode 0, one OpenMP thread per calling thread
-  ccd         PARALLEL_MODE_CCD on faiss_ccd's default Pool("auto")
-Scenarios: batch (one call of B queries), single (one Python thread, one
-query per call), clients (T Python threads, one query per call). Writes
-python_mode.{json,md,png} to --out (default benchs/results).
+  faiss-pm1   parallel_mode 1 (each query's lists shared), all cores
+  ccd         PARALLEL_MODE_CCD on faiss.ccd's default Pool("auto")
+and, as a reference row measured afterwards in a second process, Debian's
+own python3-faiss (a generic x86-64 build of the same FAISS 1.7.3) in
+parallel_mode 0: "debian-faiss". Scenarios: batch (one call of B queries),
+single (one Python thread, one query per call), clients (T Python threads,
+one query per call). Writes python_mode.{json,md,png} to --out (default
+benchs/results).
 """
 
 import argparse
@@ -28,9 +33,9 @@ import time
 import faiss
 import numpy as np
 
-import faiss_ccd
-
-CONTENDERS = ("faiss", "faiss-omp1", "ccd")
+CONTENDERS = ("faiss", "faiss-omp1", "faiss-pm1", "ccd")
+REFERENCE = "debian-faiss"
+DEBIAN_FAISS = "/usr/lib/python3/dist-packages"
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -50,10 +55,13 @@ def make_data(nb, d, nq, seed=1234):
 
 def use(index, contender):
     """Make `index` search like `contender` in the calling thread."""
-    index.parallel_mode = (faiss_ccd.PARALLEL_MODE_CCD
-                           if contender == "ccd" else 0)
-    faiss.omp_set_num_threads(1 if contender == "faiss-omp1"
-                              else os.cpu_count())
+    index.parallel_mode = {"ccd": getattr(faiss, "PARALLEL_MODE_CCD", 0),
+                           "faiss-pm1": 1}.get(contender, 0)
+    faiss.omp_set_num_threads(threads_of(contender))
+
+
+def threads_of(contender):
+    return 1 if contender == "faiss-omp1" else os.cpu_count()
 
 
 def percentiles(lat_s):
@@ -80,8 +88,7 @@ def run_clients(index, xq, k, contender, threads, n):
     barrier = threading.Barrier(threads + 1)
 
     def client(t):
-        use_threads = 1 if contender == "faiss-omp1" else os.cpu_count()
-        faiss.omp_set_num_threads(use_threads)  # per thread in libgomp
+        faiss.omp_set_num_threads(threads_of(contender))  # per thread
         barrier.wait()
         for i in range(n):
             j = (t * 7919 + i) % len(xq)
@@ -114,10 +121,10 @@ def median_rows(samples):
                 for key in rounds[0]} for c, rounds in samples.items()}
 
 
-def check_equal(index, xq, k):
+def check_equal(index, xq, k, contenders):
     """Every contender answers the same (labels; ties aside)."""
     answers = {}
-    for c in CONTENDERS:
+    for c in contenders:
         use(index, c)
         answers[c] = index.search(xq[:500], k)
     ref_D, ref_I = answers["faiss"]
@@ -140,6 +147,7 @@ def write_report(out, result):
              f"- command: `{result['command']}`",
              f"- date: {result['date']}, commit {result['commit']}, "
              f"{result['seconds']:.0f} s",
+             f"- FAISS: {result['faiss']}",
              f"- topology: {result['topology']}",
              f"- load average (1 min): {result['load_before']:.2f} before, "
              f"{result['load_after']:.2f} after",
@@ -148,22 +156,32 @@ def write_report(out, result):
              f"- same labels as `faiss` on 500 queries: "
              + ", ".join(f"{c} {v:.4f}" for c, v in result['agree'].items()),
              ""]
+    names = contenders_of(result)
     for scenario, title in (("batch", "Batch"), ("single", "Single client"),
                             ("clients", "Python client threads")):
         rows = result["scenarios"][scenario]
         best = max(rows[c]["qps"] for c in CONTENDERS if c != "ccd")
         lines += [f"## {title} ({result['sizes'][scenario]})", "",
-                  "| contender | QPS | QPS / best faiss | P50 ms | P99 ms "
-                  "| P999 ms |", "|---|---:|---:|---:|---:|---:|"]
-        for c in CONTENDERS:
+                  "| contender | QPS | QPS / best stock (same build) | "
+                  "P50 ms | P99 ms | P999 ms |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for c in names:
             r = rows[c]
             lat = " | ".join(f"{r[k]:.3f}" if k in r else "-"
                              for k in ("p50_ms", "p99_ms", "p999_ms"))
             lines.append(f"| {c} | {r['qps']:.0f} | {r['qps'] / best:.2f} "
                          f"| {lat} |")
         lines.append("")
+    if REFERENCE in names:
+        lines += [f"`{REFERENCE}`: {result['reference']}", ""]
     (out / "python_mode.md").write_text("\n".join(lines))
     plot(result, out / "python_mode.png")
+
+
+def contenders_of(result):
+    """The contenders measured, the reference row last if it ran."""
+    rows = result["scenarios"]["batch"]
+    return [c for c in CONTENDERS + (REFERENCE,) if c in rows]
 
 
 def plot(result, png):
@@ -172,9 +190,14 @@ def plot(result, png):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     scenarios = ("batch", "single", "clients")
-    width = 0.27
-    for i, c in enumerate(CONTENDERS):
-        xs = [j + (i - 1) * width for j in range(len(scenarios))]
+    names = contenders_of(result)
+    width = 0.8 / len(names)
+
+    def offset(i):
+        return (i - (len(names) - 1) / 2) * width
+
+    for i, c in enumerate(names):
+        xs = [j + offset(i) for j in range(len(scenarios))]
         axes[0].bar(xs, [result["scenarios"][s][c]["qps"]
                          for s in scenarios], width, label=c)
     axes[0].set_xticks(range(len(scenarios)))
@@ -184,9 +207,9 @@ def plot(result, png):
     axes[0].set_title("Throughput")
     axes[0].legend(fontsize=8)
     for ax, s in zip(axes[1:], ("single", "clients")):
-        for i, c in enumerate(CONTENDERS):
+        for i, c in enumerate(names):
             r = result["scenarios"][s][c]
-            ax.bar([j + (i - 1) * width for j in range(3)],
+            ax.bar([j + offset(i) for j in range(3)],
                    [r["p50_ms"], r["p99_ms"], r["p999_ms"]], width, label=c)
         ax.set_xticks(range(3))
         ax.set_xticklabels(["P50", "P99", "P999"])
@@ -194,10 +217,61 @@ def plot(result, png):
         ax.set_ylabel("ms (log)")
         ax.set_title(f"Latency, {s} ({result['sizes'][s]})")
         ax.legend(fontsize=8)
-    fig.suptitle(f"Python parallel mode vs stock FAISS - {result['topology']}",
-                 fontsize=10)
+    fig.suptitle(f"PARALLEL_MODE_CCD vs stock modes, fork's AVX2 build - "
+                 f"{result['topology']}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
+
+
+def measure(args, contenders):
+    """Build the data and the index, then `rounds` rounds of every scenario
+    for every contender, the order rotating by round. Returns
+    (samples, agree, sizes, data, index description)."""
+    quick = args.quick
+    nb, d, nlist, nprobe, k = ((20000, 32, 128, 8, 10) if quick
+                               else (200000, 64, 1024, 16, 10))
+    nbatch, nsingle, nclient = (200, 50, 20) if quick else (4000, 2000, 500)
+    rounds = 1 if quick else args.rounds
+    xb, xq = make_data(nb, d, max(nbatch, 1000))
+    faiss.omp_set_num_threads(os.cpu_count())
+    index = faiss.index_factory(d, f"IVF{nlist},Flat")
+    index.train(xb[:max(50 * nlist, 20000)])
+    index.add(xb)
+    index.nprobe = nprobe
+    agree = check_equal(index, xq, k, contenders)
+    samples = {s: {c: [] for c in contenders}
+               for s in ("batch", "single", "clients")}
+    for r in range(rounds):
+        shift = r % len(contenders)
+        for c in contenders[shift:] + contenders[:shift]:
+            samples["batch"][c].append(run_batch(index, xq[:nbatch], k, c))
+            samples["single"][c].append(
+                run_single(index, xq, k, c, nsingle))
+            samples["clients"][c].append(
+                run_clients(index, xq, k, c, args.clients, nclient))
+    use(index, "faiss")
+    sizes = {"batch": f"{nbatch} queries", "single": f"{nsingle} queries",
+             "clients": f"{args.clients} threads x {nclient} queries"}
+    return (samples, agree, sizes,
+            f"{nb} x {d} gaussian blobs (512, lognormal sizes), seed 1234",
+            f"IVF{nlist},Flat, nprobe {nprobe}, k {k}", rounds)
+
+
+def reference_row(args):
+    """Debian's python3-faiss (generic build) as contender "faiss", in a
+    second process: {scenario: medians}, or None when it is missing."""
+    if not os.path.isdir(os.path.join(DEBIAN_FAISS, "faiss")):
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cmd = [sys.executable, __file__, "--reference", "--rounds",
+           str(args.rounds), "--clients", str(args.clients)]
+    if args.quick:
+        cmd.append("--quick")
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        print("reference row failed:", out.stderr[-2000:], file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main():
@@ -206,35 +280,28 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "benchs" / "results"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--reference", action="store_true",
+                    help="internal: measure this process's faiss as 'faiss' "
+                         "and print the medians as JSON")
     args = ap.parse_args()
-    quick = args.quick
-    nb, d, nlist, nprobe, k = ((20000, 32, 128, 8, 10) if quick
-                               else (200000, 64, 1024, 16, 10))
-    nbatch, nsingle, nclient = (200, 50, 20) if quick else (4000, 2000, 500)
-    rounds = 1 if quick else args.rounds
+    if args.reference:
+        samples, *_ = measure(args, ("faiss",))
+        print(json.dumps({s: median_rows(v)["faiss"]
+                          for s, v in samples.items()}))
+        return 0
+    if not hasattr(faiss, "ccd"):
+        print("this faiss is not the fork's (PYTHONPATH=build/python?)",
+              file=sys.stderr)
+        return 2
     started = time.time()
     load_before = os.getloadavg()[0]
-
-    xb, xq = make_data(nb, d, max(nbatch, 1000))
-    faiss.omp_set_num_threads(os.cpu_count())
-    index = faiss.index_factory(d, f"IVF{nlist},Flat")
-    index.train(xb[:max(50 * nlist, 20000)])
-    index.add(xb)
-    index.nprobe = nprobe
-    pool = faiss_ccd.get_default_pool()
-
-    agree = check_equal(index, xq, k)
-    samples = {s: {c: [] for c in CONTENDERS}
-               for s in ("batch", "single", "clients")}
-    for r in range(rounds):
-        order = CONTENDERS[r % 3:] + CONTENDERS[:r % 3]
-        for c in order:
-            samples["batch"][c].append(run_batch(index, xq[:nbatch], k, c))
-            samples["single"][c].append(
-                run_single(index, xq, k, c, nsingle))
-            samples["clients"][c].append(
-                run_clients(index, xq, k, c, args.clients, nclient))
-    use(index, "faiss")
+    samples, agree, sizes, data, index, rounds = measure(args, CONTENDERS)
+    scenarios = {s: median_rows(v) for s, v in samples.items()}
+    reference = reference_row(args)
+    if reference is not None:
+        for s in scenarios:
+            scenarios[s][REFERENCE] = reference[s]
+    pool = faiss.ccd.get_default_pool()
 
     result = {
         "benchmark": "python_mode",
@@ -244,19 +311,23 @@ def main():
         "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": git_commit(),
         "seconds": time.time() - started,
+        "faiss": f"the fork's faiss {faiss.__version__} from "
+                 f"{os.path.dirname(faiss.__file__)}, AVX2 module "
+                 f"{getattr(faiss.loader, 'has_AVX2', '?')}",
         "topology": pool.topology(),
         "load_before": load_before,
         "load_after": os.getloadavg()[0],
-        "data": f"{nb} x {d} gaussian blobs (512, lognormal sizes), seed 1234",
-        "index": f"IVF{nlist},Flat, nprobe {nprobe}, k {k}",
+        "data": data,
+        "index": index,
         "plan": (f"{rounds} rounds; in a round each contender runs every "
                  f"scenario in turn, the order rotating by round; tables "
                  f"give the median of the rounds"),
-        "sizes": {"batch": f"{nbatch} queries",
-                  "single": f"{nsingle} queries",
-                  "clients": f"{args.clients} threads x {nclient} queries"},
+        "reference": (f"Debian's python3-faiss ({DEBIAN_FAISS}), "
+                      f"parallel_mode 0, all cores, measured after the "
+                      f"others in a second process, same data and plan"),
+        "sizes": sizes,
         "agree": agree,
-        "scenarios": {s: median_rows(v) for s, v in samples.items()},
+        "scenarios": scenarios,
         "pool_stats": pool.stats(),
     }
     write_report(pathlib.Path(args.out), result)

@@ -278,6 +278,37 @@ TEST_F(ModeCCD, PQRAndDedup) {
     same_in_both_modes(dedup, {&dedup}, "IVFFlatDedup");
 }
 
+// Ties: with one-byte codes most distances tie, yet the CCD mode answers
+// the same every run, whatever order the tasks finish in (oversubscribed
+// workers and list-major or query-major shapes vary it), and ties aside the
+// same as mode 0. FAISS's own tests compare two such searches exactly.
+TEST_F(ModeCCD, SameAnswerEveryRunUnderTies) {
+    std::unique_ptr<faiss::Index> index(
+            faiss::index_factory(kDim, "IVF32,PQ2x4"));
+    index->train(4000, data().train.data());
+    index->add(5000, data().base.data());
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(index.get());
+    ivf->nprobe = 16;
+    const idx_t n = 100, k = 20;
+    same_in_both_modes(*index, {ivf}, "IVF32,PQ2x4", n, k);
+    std::vector<float> d_first(n * k), d(n * k);
+    std::vector<idx_t> i_first(n * k), i(n * k);
+    index->search(n, data().queries.data(), k, d_first.data(), i_first.data());
+    for (const char* spec : {"2x1", "4x2", "1x3"}) {
+        Runtime::set_default(make_runtime(spec));
+        for (int rep = 0; rep < 10; rep++) {
+            SearchParametersIVFCCD p;
+            p.nprobe = 16;
+            p.list_major_min_batch = rep % 2 ? 1 : 1000;
+            p.split_factor = rep % 3 ? 4.0 : 0.5;
+            p.min_chunk = 16;
+            index->search(n, data().queries.data(), k, d.data(), i.data(), &p);
+            ASSERT_EQ(d, d_first) << spec << " rep " << rep;
+            ASSERT_EQ(i, i_first) << spec << " rep " << rep;
+        }
+    }
+}
+
 // SearchParametersIVFCCD: one call through a given runtime, whatever the
 // index's own mode, with the task shape it names.
 TEST_F(ModeCCD, PerCallParameters) {
