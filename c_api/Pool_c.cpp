@@ -131,6 +131,14 @@ int faiss_ccd_Pool_worker_stats(
     FAISS_CCD_C_CATCH_ALL;
 }
 
+int faiss_ccd_Pool_wait_idle(const FaissCcdPool* pool) {
+    FAISS_CCD_C_CHECK_NOT_NULL(pool);
+    FAISS_CCD_C_TRY {
+        pool->runtime->pool().wait_idle();
+    }
+    FAISS_CCD_C_CATCH_ALL;
+}
+
 void faiss_ccd_Pool_free(FaissCcdPool* pool) {
     delete pool;
 }

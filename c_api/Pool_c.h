@@ -90,6 +90,10 @@ int faiss_ccd_Pool_worker_stats(
         int worker,
         FaissCcdWorkerStats* stats);
 
+/// faiss_ccd_Pool_wait_idle: block until every task submitted so far (and
+/// every task those submitted) has run. Not from a task of the pool.
+int faiss_ccd_Pool_wait_idle(const FaissCcdPool* pool);
+
 /// faiss_ccd_Pool_free: drop the handle (see "Lifetime"). When it held the
 /// last reference, blocks until the pending work has run and the workers
 /// have stopped. NULL: no-op.

@@ -75,6 +75,40 @@ struct ScanItem {
     size_t end;
 };
 
+/// nprobe_of: the probes of a call, as IndexIVF::search counts them.
+size_t nprobe_of(const IndexIVF& ivf, const SearchParametersIVF* params) {
+    const size_t nprobe =
+            std::min(ivf.nlist, params ? params->nprobe : ivf.nprobe);
+    FAISS_THROW_IF_NOT_MSG(nprobe > 0, "IVF search: nprobe must be > 0");
+    return nprobe;
+}
+
+/// servable: whether scans as tasks answer this call exactly: not with
+/// max_codes (which k-NN search counts, and range search ignores) and a
+/// sorted IDSelectorRange together (FAISS then counts max_codes over the
+/// range's part of each list only, which the scanners do not see), nor
+/// without an InvertedListScanner (the FastScan family has none; some
+/// indexes throw).
+bool servable(
+        const IndexIVF& ivf,
+        const SearchParametersIVF* params,
+        bool store_pairs,
+        bool counts_codes = true) {
+    const IDSelector* sel = params ? params->sel : nullptr;
+    const idx_t max_codes = params ? params->max_codes : ivf.max_codes;
+    auto selr = dynamic_cast<const IDSelectorRange*>(sel);
+    if (counts_codes && max_codes != 0 && selr && selr->assume_sorted) {
+        return false;
+    }
+    try {
+        std::unique_ptr<InvertedListScanner> probe(
+                ivf.get_InvertedListScanner(store_pairs, sel));
+        return probe != nullptr;
+    } catch (const FaissException&) {
+        return false;
+    }
+}
+
 /// ScanCall: what every task of one call shares, resolved from the index
 /// and the parameters.
 struct ScanCall {
@@ -90,6 +124,8 @@ struct ScanCall {
     bool store_pairs;
     size_t nprobe;
     idx_t max_codes;
+    size_t split_above; ///< lists longer than this are cut...
+    size_t chunk_codes; ///< ...into chunks of this many codes (>= 1)
 
     ScanCall(
             const IndexIVF& ivf_in,
@@ -100,6 +136,7 @@ struct ScanCall {
               ccd(dynamic_cast<const SearchParametersIVFCCD*>(params_in)),
               sel(params_in ? params_in->sel : nullptr),
               store_pairs(store_pairs_in),
+              nprobe(nprobe_of(ivf_in, params_in)),
               max_codes(params_in ? params_in->max_codes : ivf_in.max_codes) {
         if (ccd != nullptr) {
             shape = *ccd;
@@ -121,49 +158,24 @@ struct ScanCall {
                                              : table_id_of(ivf);
         sink = ccd && ccd->traffic_sink ? ccd->traffic_sink
                                         : runtime->traffic_sink();
-        const size_t np = params ? params->nprobe : ivf.nprobe;
-        // nprobe is a size_t: a negative value set from Python or C wraps
-        // around to a huge one, which is as wrong as zero.
-        FAISS_THROW_IF_NOT_FMT(
-                np > 0 && np <= size_t(1) << 40,
-                "IVF search: nprobe must be > 0 (got %zd)",
-                ssize_t(np));
-        nprobe = std::min(np, ivf.nlist);
+        // store_pairs labels are offsets from the start of what a scanner
+        // is given: lists are never cut then.
+        split_above = chunk_codes = SIZE_MAX;
+        if (shape.split_factor > 0 && !store_pairs) {
+            const double avg =
+                    std::max(1.0, double(ivf.ntotal) / double(ivf.nlist));
+            chunk_codes = std::max(
+                    {size_t(1),
+                     shape.min_chunk,
+                     size_t(shape.chunk_factor * avg)});
+            split_above =
+                    std::max(chunk_codes, size_t(shape.split_factor * avg));
+        }
     }
 
     std::unique_ptr<InvertedListScanner> scanner() const {
         return std::unique_ptr<InvertedListScanner>(
                 ivf.get_InvertedListScanner(store_pairs, sel));
-    }
-
-    /// scans_apply: whether the tasks can answer this call exactly.
-    bool scans_apply() const {
-        // With a sorted IDSelectorRange, FAISS counts max_codes over the
-        // range's part of each list only; the scanners see the whole list.
-        auto selr = dynamic_cast<const IDSelectorRange*>(sel);
-        if (max_codes != 0 && selr && selr->assume_sorted) {
-            return false;
-        }
-        try {
-            return scanner() != nullptr;
-        } catch (const FaissException&) {
-            return false; // e.g. the FastScan family
-        }
-    }
-
-    /// chunk: codes per scan of a list of `size` codes (at least 1).
-    size_t chunk(size_t size) const {
-        // store_pairs labels are offsets from the start of what a scanner
-        // is given: lists are never cut then.
-        if (shape.split_factor <= 0 || store_pairs) {
-            return size;
-        }
-        const double avg = std::max(
-                1.0,
-                double(ivf.invlists->compute_ntotal()) / ivf.nlist);
-        const size_t c = std::max(
-                {size_t(1), shape.min_chunk, size_t(shape.chunk_factor * avg)});
-        return size <= std::max(c, size_t(shape.split_factor * avg)) ? size : c;
     }
 
     /// items: the scans of a batch, query by query, probe by probe, chunk
@@ -189,7 +201,7 @@ struct ScanCall {
                 if (size == 0) {
                     continue;
                 }
-                const size_t step = chunk(size);
+                const size_t step = size > split_above ? chunk_codes : size;
                 for (size_t begin = 0; begin < size; begin += step) {
                     out.push_back(
                             {q,
@@ -291,10 +303,16 @@ void run_scans(
                 });
         max_items = kQueriesPerListTask;
     }
-    {
+    try {
         TaskGroup group(call.runtime->pool());
         submit_scans(group, call, items, max_items, body);
         group.wait();
+    } catch (const std::exception& e) {
+        // As IndexIVF::search_preassigned reports a scan's error.
+        FAISS_THROW_FMT(
+                "search interrupted with: %s  %s",
+                demangle_cpp_symbol(typeid(e).name()).c_str(),
+                e.what());
     }
     if (InterruptCallback::is_interrupted()) {
         FAISS_THROW_MSG("computation interrupted");
@@ -487,10 +505,11 @@ struct OmpOneThread {
 };
 
 /// CoarseAssignment: the nprobe nearest lists of every query of a batch,
-/// from one quantizer call for the whole batch, exactly as IndexIVF::search
-/// makes it: the coarse distances feed the scanners of residual codecs
-/// (IVFPQ), so any other blocking of the batch would change the last bits
-/// of the results.
+/// from one quantizer call for the whole batch, in the calling thread with
+/// FAISS's OpenMP held to one thread, as IndexIVF::search does it in its
+/// modes other than 0. (Mode 0 quantizes one slice per OpenMP thread; the
+/// coarse distances of residual codecs such as IVFPQ then differ in their
+/// last bits from one slicing to another.)
 struct CoarseAssignment {
     std::vector<idx_t> keys;
     std::vector<float> dis;
@@ -500,28 +519,23 @@ struct CoarseAssignment {
             const IndexIVF& ivf,
             idx_t n,
             const float* x,
-            const SearchParametersIVF* params)
-            : keys(n * nprobe_of(ivf, params)),
-              dis(n * nprobe_of(ivf, params)) {
+            const SearchParametersIVF* params) {
+        const size_t nprobe = nprobe_of(ivf, params);
+        keys.resize(n * nprobe);
+        dis.resize(n * nprobe);
         const double t0 = getmillisecs();
         {
             OmpOneThread one;
             ivf.quantizer->search(
                     n,
                     x,
-                    nprobe_of(ivf, params),
+                    nprobe,
                     dis.data(),
                     keys.data(),
                     params ? params->quantizer_params : nullptr);
         }
         ms = getmillisecs() - t0;
         ivf.invlists->prefetch_lists(keys.data(), keys.size());
-    }
-
-    static size_t nprobe_of(
-            const IndexIVF& ivf,
-            const SearchParametersIVF* params) {
-        return std::min(ivf.nlist, params ? params->nprobe : ivf.nprobe);
     }
 };
 
@@ -568,10 +582,20 @@ void check_parallel_mode(int mode) {
             no_heap_init);
 }
 
-bool uses_ccd_mode(const IndexIVF& ivf, const SearchParametersIVF* params) {
+namespace {
+
+/// ccd_requested: the index's mode or the call's parameters ask for the
+/// pool. Throws on a mode IndexIVF does not support.
+bool ccd_requested(const IndexIVF& ivf, const SearchParametersIVF* params) {
     check_parallel_mode(ivf.parallel_mode);
     return (ivf.parallel_mode & PARALLEL_MODE_CCD) != 0 ||
             dynamic_cast<const SearchParametersIVFCCD*>(params) != nullptr;
+}
+
+} // namespace
+
+bool uses_ccd_mode(const IndexIVF& ivf, const SearchParametersIVF* params) {
+    return ccd_requested(ivf, params) && servable(ivf, params, false);
 }
 
 uint32_t table_id_of(const IndexIVF& ivf) {
@@ -646,16 +670,13 @@ bool ivf_search_preassigned(
         bool store_pairs,
         const SearchParametersIVF* params,
         IndexIVFStats* stats) {
-    if (!uses_ccd_mode(ivf, params)) {
+    if (!ccd_requested(ivf, params) || !servable(ivf, params, store_pairs)) {
         return false;
     }
     FAISS_THROW_IF_NOT_MSG(
             !(params && params->sel && store_pairs),
             "selector and store_pairs cannot be combined");
     const ScanCall call(ivf, params, store_pairs);
-    if (!call.scans_apply()) {
-        return false;
-    }
     if (ivf.metric_type == METRIC_INNER_PRODUCT) {
         knn_scans<CMin<float, idx_t>>(
                 call,
@@ -693,29 +714,26 @@ bool ivf_range_search_preassigned(
         bool store_pairs,
         const SearchParametersIVF* params,
         IndexIVFStats* stats) {
-    // FAISS's own range loop runs modes 0, 1 and 2 only, and throws on any
-    // other value inside an OpenMP region, which aborts the process: refuse
-    // those here, before it runs.
-    const int stock = stock_parallel_mode(ivf.parallel_mode);
-    auto stock_loop = [&] {
+    // FAISS's own range loop needs a scanner and runs modes 0, 1 and 2
+    // only; it throws otherwise inside an OpenMP region, which aborts the
+    // process: such calls are refused here, before it runs.
+    FAISS_THROW_IF_NOT_MSG(
+            servable(ivf, params, store_pairs, /*counts_codes=*/false),
+            "range_search: this index has no InvertedListScanner");
+    if (!ccd_requested(ivf, params)) {
+        const int stock = stock_parallel_mode(ivf.parallel_mode);
         FAISS_THROW_IF_NOT_FMT(
                 stock == 0 || stock == 1 || stock == 2,
                 "range_search: parallel_mode %d not supported (FAISS's "
                 "range search runs modes 0, 1, 2 and PARALLEL_MODE_CCD)",
                 ivf.parallel_mode);
         return false;
-    };
-    if (!uses_ccd_mode(ivf, params)) {
-        return stock_loop();
     }
     FAISS_THROW_IF_NOT_MSG(
             result && result->nq == size_t(n),
             "IVF range search: result is null or its nq differs from n");
     ScanCall call(ivf, params, store_pairs);
     call.max_codes = 0; // FAISS's range search does not limit the codes
-    if (!call.scans_apply()) {
-        return stock_loop();
-    }
     std::vector<ScanItem> items = call.items(n, keys);
     std::vector<ItemHits> hits(items.size());
     const RangeScan

@@ -4,17 +4,20 @@
  * implementation of the scan orchestration: the fork's IndexIVF calls it in
  * PARALLEL_MODE_CCD (faiss/patches/), and IndexIVFCCD goes through that.
  *
- * How IndexIVF reaches it. IndexIVF::search and range_search, in the CCD
- * mode (uses_ccd_mode: the index's parallel_mode, or a
- * SearchParametersIVFCCD), call ivf_search / ivf_range_search: the coarse
+ * How IndexIVF reaches it. IndexIVF::search and range_search, when the
+ * CCD mode is asked for (the index's parallel_mode, or a
+ * SearchParametersIVFCCD) and the scans can answer the call exactly
+ * (uses_ccd_mode), call ivf_search / ivf_range_search: the coarse
  * quantizer runs once for the whole batch in the calling thread, then the
  * index's own (virtual) search_preassigned, so subclasses that re-rank
  * (IndexIVFPQR) or add duplicates (IndexIVFFlatDedup) keep doing so.
  * IndexIVF::search_preassigned and range_search_preassigned call
  * ivf_search_preassigned / ivf_range_search_preassigned, which run the
- * scans on the pool, or return false when they cannot answer exactly (no
+ * scans on the pool. Calls the scans cannot answer exactly (no
  * InvertedListScanner, or max_codes together with a sorted
- * IDSelectorRange); FAISS's own loop then runs, as parallel_mode 0.
+ * IDSelectorRange) run FAISS's own search instead, as parallel_mode 0;
+ * calls FAISS's own loops would abort on (an unsupported mode, a range
+ * search without a scanner) throw a FaissException.
  *
  * The scans. Every (query, probed list) is a scan of the list's codes;
  * lists longer than split_factor times the average are cut in chunks (not
@@ -101,8 +104,9 @@ inline int stock_parallel_mode(int mode) {
 }
 
 /// uses_ccd_mode: whether a search of `ivf` with `params` goes through the
-/// pool. Throws on an unsupported parallel_mode (FAISS would abort inside
-/// an OpenMP region).
+/// pool: the CCD mode is asked for and the scans can answer exactly. Throws
+/// on an unsupported parallel_mode (FAISS would abort inside an OpenMP
+/// region).
 bool uses_ccd_mode(const IndexIVF& ivf, const SearchParametersIVF* params);
 
 /// table_id_of: the table id of an index without one of its own: a hash
@@ -130,7 +134,7 @@ void ivf_range_search(
 
 /// ivf_search_preassigned: IndexIVF::search_preassigned's scans on the
 /// pool. False, having done nothing, when the call is not in the CCD mode
-/// or the scans cannot answer it exactly.
+/// or the scans cannot answer it exactly: FAISS's own loop then runs.
 bool ivf_search_preassigned(
         const IndexIVF& ivf,
         Index::idx_t n,
@@ -145,9 +149,9 @@ bool ivf_search_preassigned(
         IndexIVFStats* stats);
 
 /// ivf_range_search_preassigned: IndexIVF::range_search_preassigned's
-/// scans on the pool, likewise. Throws for a parallel_mode FAISS's own
-/// range loop cannot run (3, or PARALLEL_MODE_NO_HEAP_INIT), which it would
-/// report by aborting.
+/// scans on the pool, likewise. Throws for a call FAISS's own range loop
+/// would abort on (parallel_mode 3 or with PARALLEL_MODE_NO_HEAP_INIT, an
+/// index without an InvertedListScanner).
 bool ivf_range_search_preassigned(
         const IndexIVF& ivf,
         Index::idx_t n,

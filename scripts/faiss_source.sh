@@ -10,9 +10,11 @@
 #   2. The .dsc must have the SHA-256 pinned below, and the tarballs the
 #      SHA-256 sums the .dsc lists.
 #   3. The tarball is unpacked, Debian's patch series applied, then ours
-#      (faiss/patches/series, in order), into a directory named after a
-#      hash of the .dsc and of our patches: a change to a patch makes a new
-#      tree, an unchanged set reuses the old one.
+#      (faiss/patches/series, in order), into $cache/src/faiss-1.7.3, with a
+#      stamp holding a hash of the .dsc and of our patches: an unchanged set
+#      reuses the tree, a changed one remakes it at the same path (so that
+#      build trees and ccache, which see the same paths, recompile only
+#      what changed). Builds that run at once must use the same patches.
 #
 # Cache: $FAISS_CCD_CACHE, else $XDG_CACHE_HOME/faiss-ccd, else
 # ~/.cache/faiss-ccd. Progress goes to stderr; stdout is the path alone.
@@ -106,8 +108,8 @@ while read -r line; do
     [[ -n ${line// } ]] && patches+=("$repo/faiss/patches/$line")
 done <"$series"
 key=$( { echo "$dsc_sha256"; cat "${patches[@]}"; } | sha256sum | cut -c1-16)
-tree=$cache/src/$key/faiss-$upstream
-if [[ -f $tree/.faiss_ccd_stamp ]]; then
+tree=$cache/src/faiss-$upstream
+if [[ -f $tree/.faiss_ccd_stamp && $(cat "$tree/.faiss_ccd_stamp") == "$key" ]]; then
     echo "$tree"
     exit 0
 fi
@@ -131,7 +133,7 @@ tar -xJf "$downloads/${package}_${version}.debian.tar.xz" -C "$work/faiss-$upstr
             die "$(basename "$p") does not apply"
     done
     rm -rf debian
-    touch .faiss_ccd_stamp
+    echo "$key" >.faiss_ccd_stamp
 )
 mkdir -p "$(dirname "$tree")"
 rm -rf "$tree"

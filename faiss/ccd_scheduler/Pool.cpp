@@ -228,10 +228,17 @@ void Pool::dispatch(TaskNode* task) {
     } else {
         target = int(tl_rotor++ % uint32_t(topology_.num_workers()));
     }
-    if (target == self) {
-        workers_[target]->queue.push_local(task);
-    } else {
-        workers_[target]->queue.push_external(task);
+    try {
+        if (target == self) {
+            workers_[target]->queue.push_local(task);
+        } else {
+            workers_[target]->queue.push_external(task);
+        }
+    } catch (...) {
+        // Out of memory growing an overflow list: the task was not queued
+        // (nor counted), and is the submitter's to report.
+        delete task;
+        throw;
     }
     wake_for(target);
 }
@@ -347,10 +354,12 @@ void Pool::run_task(int w, TaskNode* task) {
     // The callable and its captures die before anyone can see the task as
     // finished: a waiter may free what they refer to as soon as it returns.
     delete task;
-    me.tasks_run.bump();
     if (completion != nullptr) {
-        completion->task_done(); // last: it may be destroyed right after
+        completion->task_done(); // its last access: it may go right after
     }
+    // Counted last, so that wait_idle() (and ~Pool, ~Runtime) wait for the
+    // completion too, and for any task it submitted.
+    me.tasks_run.bump();
 }
 
 bool Pool::help_one() {

@@ -99,7 +99,8 @@ class Pool {
 
     /// submit: run f() once on some worker. Exceptions f throws are counted
     /// (WorkerStats::uncaught_exceptions) and dropped; use a TaskGroup to
-    /// get them back. Any thread.
+    /// get them back. Any thread. If the submission itself fails (out of
+    /// memory, a callable whose copy throws) it throws, and f never runs.
     template <class F>
     void submit(MappingId id, F&& f) {
         submit(id, nullptr, std::forward<F>(f));

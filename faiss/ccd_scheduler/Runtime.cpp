@@ -2,8 +2,11 @@
 
 #include <faiss/ccd_scheduler/Topology.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 namespace faiss {
 namespace ccd {
@@ -25,11 +28,32 @@ Runtime::Runtime(const RuntimeOptions& options) {
 }
 
 Runtime::~Runtime() {
+    if (pool_->current_worker() >= 0) {
+        std::fprintf(
+                stderr,
+                "faiss_ccd: a Runtime is being destroyed on one of its own "
+                "workers; that can never finish\n");
+        std::abort();
+    }
     // Tasks in flight may still record into the monitor: let them finish
     // before it goes, then stop it before the pool it watches goes.
     pool_->wait_idle();
     monitor_.reset();
     pool_.reset();
+}
+
+std::shared_ptr<Runtime> Runtime::create(const RuntimeOptions& options) {
+    return std::shared_ptr<Runtime>(new Runtime(options), [](Runtime* r) {
+        if (r->pool().current_worker() < 0) {
+            delete r;
+            return;
+        }
+        // The last reference went on one of the runtime's own workers,
+        // which cannot wait for its own pool to stop: another thread does.
+        std::thread([r] {
+            delete r;
+        }).detach();
+    });
 }
 
 namespace {

@@ -16,8 +16,11 @@
  *
  * Lifetime: the destructor waits until the pool is idle (tasks in flight
  * may still report traffic to the monitor), then stops the monitor, then
- * the pool. Destroying a runtime from one of its own tasks is a bug (the
- * pool aborts with a message).
+ * the pool. A pool cannot be stopped from one of its own workers, so when
+ * the last reference to a runtime that create() made goes on one of them
+ * (a search running in a task held the default runtime, which
+ * set_default replaced meanwhile), a thread of its own destroys it.
+ * Deleting a Runtime directly on one of its workers aborts with a message.
  *
  * Thread contract: every method from any thread; the static ones too.
  */
@@ -81,10 +84,9 @@ class Runtime {
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 
+    /// create: a shared runtime (see "Lifetime" for its deleter).
     static std::shared_ptr<Runtime> create(
-            const RuntimeOptions& options = RuntimeOptions()) {
-        return std::make_shared<Runtime>(options);
-    }
+            const RuntimeOptions& options = RuntimeOptions());
 
     Pool& pool() const {
         return *pool_;

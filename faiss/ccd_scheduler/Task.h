@@ -12,8 +12,10 @@
 
 #include <faiss/ccd_scheduler/MappingId.h>
 
+#include <atomic>
 #include <cstddef>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <utility>
 
@@ -50,6 +52,38 @@ class TaskCompletion {
 
    protected:
     ~TaskCompletion() = default;
+};
+
+/**
+ * FirstError: the first of the exceptions many tasks may throw, for a
+ * completion to report. Thread contract: keep() and failed() from any
+ * thread; take() once every task has finished.
+ */
+class FirstError {
+   public:
+    /// keep: remember `error` unless an earlier one is kept.
+    void keep(std::exception_ptr error) noexcept {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) {
+            error_ = std::move(error);
+        }
+        // release: a thread that sees failed() sees error_ set too.
+        failed_.store(true, std::memory_order_release);
+    }
+    bool failed() const {
+        return failed_.load(std::memory_order_acquire);
+    }
+    /// take: the kept exception (null if none), and forget it.
+    std::exception_ptr take() noexcept {
+        std::lock_guard<std::mutex> lock(mutex_);
+        failed_.store(false, std::memory_order_relaxed);
+        return std::exchange(error_, nullptr);
+    }
+
+   private:
+    std::atomic<bool> failed_{false};
+    std::mutex mutex_;
+    std::exception_ptr error_; ///< guarded by mutex_
 };
 
 struct TaskNode {

@@ -45,13 +45,7 @@ void TaskGroup::add_pending() {
 }
 
 void TaskGroup::task_threw(std::exception_ptr error) noexcept {
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    if (!error_) {
-        error_ = std::move(error);
-    }
-    // release: a task that sees failed() also sees error_ set (the mutex
-    // covers the waiter, which reads error_ under it).
-    failed_.store(true, std::memory_order_release);
+    error_.keep(std::move(error));
 }
 
 void TaskGroup::task_done() noexcept {
@@ -75,15 +69,8 @@ void TaskGroup::wait() {
     }
     // Nobody sleeps on the word any more: drop a waiter bit we left set.
     state_.fetch_and(kCountMask, std::memory_order_relaxed);
-    if (failed_.load(std::memory_order_acquire)) {
-        std::exception_ptr error;
-        {
-            std::lock_guard<std::mutex> lock(error_mutex_);
-            error = std::move(error_);
-            error_ = nullptr;
-            failed_.store(false, std::memory_order_relaxed);
-        }
-        std::rethrow_exception(error);
+    if (error_.failed()) {
+        std::rethrow_exception(error_.take());
     }
 }
 

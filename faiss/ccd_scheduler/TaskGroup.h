@@ -47,7 +47,10 @@
 namespace faiss {
 namespace ccd {
 
-class TaskGroup final : public TaskCompletion {
+// Privately a TaskCompletion: only the group may attach itself to a task
+// (a task submitted with it from outside would count down what it never
+// counted up).
+class TaskGroup final : private TaskCompletion {
    public:
     explicit TaskGroup(Pool& pool) : pool_(pool) {}
     ~TaskGroup();
@@ -55,11 +58,21 @@ class TaskGroup final : public TaskCompletion {
     TaskGroup(const TaskGroup&) = delete;
     TaskGroup& operator=(const TaskGroup&) = delete;
 
-    /// submit: run f() once on the group's pool, as part of the group.
+    /// submit: run f() once on the group's pool, as part of the group. If
+    /// the submission itself fails (out of memory, a callable whose copy
+    /// throws), it throws and the group does not count the task.
     template <class F>
     void submit(MappingId id, F&& f) {
         add_pending();
-        pool_.submit(id, this, std::forward<F>(f));
+        try {
+            pool_.submit(
+                    id,
+                    static_cast<TaskCompletion*>(this),
+                    std::forward<F>(f));
+        } catch (...) {
+            task_done(); // a task that will never run
+            throw;
+        }
     }
 
     /// wait: until every task submitted so far has finished; rethrows the
@@ -68,7 +81,7 @@ class TaskGroup final : public TaskCompletion {
 
     /// failed: a task of the group threw and wait() has not reported it yet.
     bool failed() const {
-        return failed_.load(std::memory_order_acquire);
+        return error_.failed();
     }
 
     Pool& pool() const {
@@ -102,9 +115,7 @@ class TaskGroup final : public TaskCompletion {
     // Waiters sleep on it, tasks decrement it: its own line, away from
     // the pool reference that every submit reads.
     alignas(64) std::atomic<uint32_t> state_{0};
-    std::atomic<bool> failed_{false};
-    std::mutex error_mutex_;
-    std::exception_ptr error_; ///< guarded by error_mutex_
+    FirstError error_;
 };
 
 } // namespace ccd

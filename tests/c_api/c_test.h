@@ -174,8 +174,10 @@ set_parameter(FaissIndex* index, const char* name, double value) {
     faiss_ParameterSpace_free(space);
 }
 
-/* pool_tasks: tasks the pool has run so far. */
+/* pool_tasks: tasks the pool has run so far, once it is idle (a search
+ * returns when its tasks are done; the pool counts them a moment later). */
 static inline uint64_t pool_tasks(const FaissCcdPool* pool) {
+    CHECK_OK(faiss_ccd_Pool_wait_idle(pool));
     FaissCcdPoolStats st;
     CHECK_OK(faiss_ccd_Pool_stats(pool, &st));
     return st.tasks_run;

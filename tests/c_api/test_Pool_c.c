@@ -12,14 +12,16 @@ static float* xb;
 static float* xq;
 
 static void check_stats(const FaissCcdPool* pool, int expected_workers) {
+    /* A search returns once its tasks are done; the pool counts them a
+     * moment later. Once idle, the counters are stable. */
+    CHECK_OK(faiss_ccd_Pool_wait_idle(pool));
     FaissCcdPoolStats st;
     CHECK_OK(faiss_ccd_Pool_stats(pool, &st));
     CHECK(st.num_workers == expected_workers);
     CHECK(st.tasks_run > 0);
     CHECK(st.uncaught_exceptions == 0);
     CHECK(st.cross_ccd_steal_ratio >= 0.0 && st.cross_ccd_steal_ratio <= 1.0);
-    /* The pool is idle after a synchronous search: task counters are
-     * stable (parks may still grow as workers go to sleep). */
+    /* Parks may still grow as workers go to sleep. */
     uint64_t run = 0, local = 0, intra = 0, cross = 0;
     for (int w = 0; w < expected_workers; w++) {
         FaissCcdWorkerStats ws;
@@ -148,6 +150,7 @@ static void test_errors(void) {
     CHECK_NULL_ARG("stats", faiss_ccd_Pool_stats, (pool, NULL));
     CHECK_NULL_ARG("pool", faiss_ccd_Pool_worker_stats, (NULL, 0, &ws));
     CHECK_NULL_ARG("stats", faiss_ccd_Pool_worker_stats, (pool, 0, NULL));
+    CHECK_NULL_ARG("pool", faiss_ccd_Pool_wait_idle, (NULL));
     CHECK_INVALID(
             "worker 2 out of range",
             faiss_ccd_Pool_worker_stats,

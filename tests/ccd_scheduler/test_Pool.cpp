@@ -458,4 +458,38 @@ TEST(PoolClients, ManyClientsShareOnePool) {
     EXPECT_EQ(ran.load(), int64_t(kClients) * per_client);
 }
 
+/// Chain: a completion that, when its task is done, submits `left` more
+/// tasks to the pool, each with itself as completion.
+struct Chain final : TaskCompletion {
+    Pool& pool;
+    std::atomic<int> left;
+    std::atomic<int> ran{0};
+    Chain(Pool& p, int n) : pool(p), left(n) {}
+    void task_threw(std::exception_ptr) noexcept override {}
+    void task_done() noexcept override {
+        if (left.fetch_sub(1) > 0) {
+            // Give the pool time to look idle if it counted this task as
+            // retired before this completion ran.
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            pool.submit(kLocalMappingId, this, [this] {
+                ran.fetch_add(1);
+            });
+        }
+    }
+};
+
+// wait_idle() (and so ~Pool, ~Runtime) waits for a task's completion too,
+// and for the work the completion submits: a continuation never runs on a
+// pool that has been declared idle.
+TEST(PoolCompletion, WaitIdleWaitsForCompletionsAndWhatTheySubmit) {
+    Pool pool(Topology::from_spec("2x1"));
+    Chain chain(pool, 5);
+    pool.submit(kLocalMappingId, &chain, [&chain] {
+        chain.ran.fetch_add(1);
+    });
+    pool.wait_idle();
+    EXPECT_EQ(chain.ran.load(), 6);
+    EXPECT_EQ(chain.left.load(), -1);
+}
+
 } // namespace

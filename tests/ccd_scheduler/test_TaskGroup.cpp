@@ -227,6 +227,46 @@ TEST_P(TaskGroupOn, ConcurrentGroupsFromManyThreads) {
     EXPECT_EQ(total.load(), int64_t(kThreads) * rounds * 8);
 }
 
+/// CopyThrows: a callable whose copy throws once `armed` (the submit path
+/// copies a const callable into the task node).
+struct CopyThrows {
+    std::atomic<int>* ran;
+    bool armed;
+    CopyThrows(std::atomic<int>* r, bool a) : ran(r), armed(a) {}
+    CopyThrows(const CopyThrows& o) : ran(o.ran), armed(o.armed) {
+        if (armed) {
+            throw std::runtime_error("no copy for you");
+        }
+    }
+    void operator()() const {
+        ran->fetch_add(1);
+    }
+};
+
+// A submission that fails (here the callable's copy throws) throws from
+// submit(), is not counted, and leaves the group and the pool working:
+// wait() returns once the other tasks are done, instead of never.
+TEST_P(TaskGroupOn, FailedSubmitIsNotCounted) {
+    Pool pool(Topology::from_spec(GetParam()));
+    std::atomic<int> ran{0};
+    TaskGroup group(pool);
+    for (int i = 0; i < 100; i++) {
+        const CopyThrows task(&ran, i % 10 == 3);
+        if (i % 10 == 3) {
+            EXPECT_THROW(
+                    group.submit(kLocalMappingId, task),
+                    std::runtime_error);
+        } else {
+            group.submit(kLocalMappingId, task);
+        }
+    }
+    EXPECT_NO_THROW(group.wait());
+    EXPECT_EQ(ran.load(), 90);
+    const uint64_t before = pool.stats().tasks_run();
+    pool.wait_idle();
+    EXPECT_EQ(pool.stats().tasks_run(), before);
+}
+
 INSTANTIATE_TEST_SUITE_P(
         Topologies,
         TaskGroupOn,

@@ -162,6 +162,7 @@ TEST_P(IVFCCDMatchesStock, ShapeFromSearchParameters) {
             d_got.data(),
             i_got.data(),
             &params);
+    runtime->pool().wait_idle();
     const uint64_t tasks = runtime->pool().stats().tasks_run() - before;
     expect_same_results(n, k, d_ref, i_ref, d_got, i_got, key + " shape");
     EXPECT_GT(tasks, uint64_t(n * params.nprobe)) << "lists were not split";

@@ -17,6 +17,7 @@
 #include <faiss/IndexRefine.h>
 #include <faiss/IndexShards.h>
 #include <faiss/clone_index.h>
+#include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/FaissException.h>
 #include <faiss/impl/IDSelector.h>
 #include <faiss/index_factory.h>
@@ -51,7 +52,11 @@ class ModeCCD : public ::testing::Test {
         set_default_parallel_mode(0);
         Runtime::set_default(nullptr);
     }
+    /// tasks: the default pool's task count once it is idle (a search
+    /// returns when its tasks are done; the pool counts them a moment
+    /// later).
     uint64_t tasks() const {
+        runtime_->pool().wait_idle();
         return runtime_->pool().stats().tasks_run();
     }
 
@@ -194,7 +199,9 @@ TEST_F(ModeCCD, MaxCodesSelectorsAndNoHeapInit) {
             i0.data(),
             &both);
     ivf->parallel_mode = faiss::PARALLEL_MODE_CCD;
+    const uint64_t before_fallback = tasks();
     ivf->search(40, data().queries.data(), 10, d1.data(), i1.data(), &both);
+    EXPECT_EQ(tasks(), before_fallback) << "FAISS's own search should run";
     expect_same_results(40, 10, d0, i0, d1, i1, "max_codes + sorted range");
 
     // PARALLEL_MODE_NO_HEAP_INIT: search_preassigned accumulates into the
@@ -336,6 +343,7 @@ TEST_F(ModeCCD, PerCallParameters) {
     const uint64_t before = other->pool().stats().tasks_run();
     const uint64_t default_before = tasks();
     ivf->search(40, data().queries.data(), 10, d1.data(), i1.data(), &p);
+    other->pool().wait_idle();
     EXPECT_GT(other->pool().stats().tasks_run() - before, 40u * 8)
             << "lists were not split";
     EXPECT_EQ(tasks(), default_before) << "the default pool was used";
@@ -385,6 +393,50 @@ TEST_F(ModeCCD, UnsupportedModesThrow) {
     }
     ivf->parallel_mode = faiss::PARALLEL_MODE_CCD;
     ivf->search(1, data().queries.data(), 10, d.data(), l.data());
+
+    // FAISS's range loop runs modes 0-2 only, and aborted on the others.
+    for (int mode : {3, ivf->PARALLEL_MODE_NO_HEAP_INIT, 7}) {
+        ivf->parallel_mode = mode;
+        faiss::RangeSearchResult r(1);
+        EXPECT_THROW(
+                ivf->range_search(1, data().queries.data(), 1.0f, &r),
+                faiss::FaissException)
+                << mode;
+    }
+    for (int mode :
+         {0,
+          1,
+          2,
+          faiss::PARALLEL_MODE_CCD,
+          faiss::PARALLEL_MODE_CCD | ivf->PARALLEL_MODE_NO_HEAP_INIT}) {
+        ivf->parallel_mode = mode;
+        faiss::RangeSearchResult r(1);
+        EXPECT_NO_THROW(ivf->range_search(1, data().queries.data(), 1.0f, &r))
+                << mode;
+    }
+}
+
+// An index without an InvertedListScanner (the FastScan family) in the
+// CCD mode: its own k-NN search; a range search throws (FAISS's loop
+// would abort inside OpenMP).
+TEST_F(ModeCCD, IndexWithoutScanner) {
+    std::unique_ptr<faiss::Index> index(
+            faiss::index_factory(kDim, "IVF32,PQ4x4fs"));
+    index->train(4000, data().train.data());
+    index->add(5000, data().base.data());
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(index.get());
+    ivf->nprobe = 8;
+    std::vector<float> d0(400), d1(400);
+    std::vector<idx_t> i0(400), i1(400);
+    index->search(40, data().queries.data(), 10, d0.data(), i0.data());
+    ivf->parallel_mode = faiss::PARALLEL_MODE_CCD;
+    index->search(40, data().queries.data(), 10, d1.data(), i1.data());
+    EXPECT_EQ(d0, d1);
+    EXPECT_EQ(i0, i1);
+    faiss::RangeSearchResult r(1);
+    EXPECT_THROW(
+            index->range_search(1, data().queries.data(), 1.0f, &r),
+            faiss::FaissException);
 }
 
 } // namespace

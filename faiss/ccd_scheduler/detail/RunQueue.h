@@ -16,7 +16,8 @@
  *
  * Exactly once: every task pushed is held by exactly one of the three parts
  * until exactly one pop_local() or steal() returns it (each part guarantees
- * it; the overflow under its mutex).
+ * it; the overflow under its mutex). A push that throws (out of memory in
+ * the overflow) leaves the task with the caller and uncounted.
  */
 
 #pragma once
@@ -46,7 +47,15 @@ class RunQueue {
                 local_pushes_.load(std::memory_order_relaxed) + 1,
                 std::memory_order_release);
         if (!deque_.push(task)) {
-            push_overflow(task, false);
+            try {
+                push_overflow(task, false);
+            } catch (...) {
+                // Not queued after all (out of memory): not counted either.
+                local_pushes_.store(
+                        local_pushes_.load(std::memory_order_relaxed) - 1,
+                        std::memory_order_release);
+                throw;
+            }
         }
     }
 
