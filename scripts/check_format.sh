@@ -9,7 +9,8 @@ cd "$repo"
 
 ./scripts/install_deps.sh clang-format
 
-mapfile -t files < <(git ls-files '*.h' '*.cpp' '*.c')
+# Tracked files and new ones git does not ignore: a file not yet added is checked too.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.h' '*.cpp' '*.c')
 if [[ ${1:-} == --fix ]]; then
     clang-format -i "${files[@]}"
     echo "check_format: formatted ${#files[@]} files"

@@ -56,14 +56,18 @@ inline std::string shell_output(const std::string& cmd) {
 }
 
 /// git_commit: short hash of the source tree, "-dirty" when it has
-/// uncommitted changes, "unknown" outside a git checkout with a commit.
+/// uncommitted changes outside benchs/results/ (the benchmarks' own output,
+/// written by one benchmark before the next runs), "unknown" outside a git
+/// checkout with a commit.
 inline std::string git_commit() {
     const std::string git = std::string("git -C '") + BENCH_SOURCE_DIR + "' ";
     std::string hash = shell_output(git + "rev-parse --short HEAD 2>/dev/null");
     if (hash.empty()) {
         return "unknown";
     }
-    if (!shell_output(git + "status --porcelain 2>/dev/null").empty()) {
+    if (!shell_output(
+                 git + "status --porcelain -- . ':!benchs/results' 2>/dev/null")
+                 .empty()) {
         hash += "-dirty";
     }
     return hash;

@@ -132,12 +132,20 @@ def check_equal(index, xq, k, contenders):
 
 
 def git_commit():
+    """Short hash of the tree, "-dirty" with changes outside benchs/results/
+    (the benchmarks' own output), as benchs/common/run_info.h reports it."""
+    git = ["git", "-C", str(ROOT)]
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always",
-                              "--dirty"], capture_output=True, text=True)
-        return out.stdout.strip() or "unknown"
+        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        changed = subprocess.run(
+            git + ["status", "--porcelain", "--", ".", ":!benchs/results"],
+            capture_output=True, text=True).stdout.strip()
     except OSError:
         return "unknown"
+    if not head:
+        return "unknown"
+    return head + "-dirty" if changed else head
 
 
 def write_report(out, result):

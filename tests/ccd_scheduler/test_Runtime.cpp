@@ -25,7 +25,8 @@ TEST(Runtime, OptionsAreChecked) {
         EXPECT_THROW(
                 Runtime::create(
                         RuntimeOptions().set_topology("1x1").set_monitor(
-                                true, period)),
+                                true,
+                                period)),
                 std::invalid_argument)
                 << period;
     }
@@ -65,10 +66,15 @@ TEST(Runtime, DestructionDrainsBeforeTheMonitorGoes) {
                 RuntimeOptions().set_topology("2x1").set_monitor(true, 0.01));
         TrafficSink* sink = r->traffic_sink();
         for (int i = 0; i < 2000; i++) {
-            r->pool().submit(make_mapping_id(1, uint32_t(i % 50)), [&, sink, i] {
-                sink->record(make_mapping_id(1, uint32_t(i % 50)), 1, 64);
-                ran.fetch_add(1);
-            });
+            r->pool().submit(
+                    make_mapping_id(1, uint32_t(i % 50)),
+                    [&, sink, i] {
+                        sink->record(
+                                make_mapping_id(1, uint32_t(i % 50)),
+                                1,
+                                64);
+                        ran.fetch_add(1);
+                    });
         }
     }
     EXPECT_EQ(ran.load(), 2000);
