@@ -5,8 +5,8 @@
 
 Reads DIR/ivf_*.json (written by build/benchs/bench_ivf, "benchmark": "ivf")
 and writes DIR/ivf_<dataset>.png. `plot_ivf(data, png)` has the signature
-of benchs/plot_results.py's plotters, so that script can register it as
-PLOTTERS["ivf"]. Uses matplotlib's Agg backend (Debian's python3-matplotlib).
+of benchs/plot_results.py's plotters, and that script uses it for
+"benchmark": "ivf". Uses matplotlib's Agg backend (Debian's python3-matplotlib).
 """
 
 import json

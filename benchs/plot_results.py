@@ -5,7 +5,8 @@
 
 Reads every DIR/*.json and writes DIR/<name>.png next to it. Each JSON says
 which benchmark wrote it in its "benchmark" field; files of a benchmark this
-script has no plotter for are skipped with a message. Uses matplotlib's Agg
+script has no plotter for (python_mode draws its own) are skipped with a
+message. Uses matplotlib's Agg
 backend (no display needed), Debian's python3-matplotlib.
 """
 
@@ -98,7 +99,18 @@ def plot_pool(data, png):
     plt.close(fig)
 
 
-PLOTTERS = {"pool": plot_pool}
+def _plot_hnsw(data, png):
+    import plot_hnsw  # plot(path_json, path_png) reads the JSON itself
+    plot_hnsw.plot(png.with_suffix(".json"), png)
+
+
+def _plotters():
+    """Each benchmark's plotter; the others live beside this file."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from plot_ivf import plot_ivf
+    from plot_mapping import plot_mapping
+    return {"pool": plot_pool, "ivf": plot_ivf, "mapping": plot_mapping,
+            "bench_hnsw": _plot_hnsw}
 
 
 def main(argv):
@@ -108,6 +120,7 @@ def main(argv):
         print(f"plot_results: no *.json in {results}", file=sys.stderr)
         return 1
     status = 0
+    plotters = _plotters()
     for path in paths:
         try:
             data = json.loads(path.read_text())
@@ -115,7 +128,7 @@ def main(argv):
             print(f"plot_results: {path}: {e}", file=sys.stderr)
             status = 1
             continue
-        plotter = PLOTTERS.get(data.get("benchmark"))
+        plotter = plotters.get(data.get("benchmark"))
         if plotter is None:
             print(f"plot_results: {path}: no plotter for benchmark "
                   f"{data.get('benchmark')!r}, skipped")

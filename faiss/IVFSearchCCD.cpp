@@ -539,11 +539,23 @@ struct CoarseAssignment {
     }
 };
 
-/// add_times: a call's quantizer and total times to indexIVF_stats.
-void add_times(double quantization_ms, double total_ms, IndexIVFStats& local) {
+/// assign_then_scan: the coarse assignment, then `scan(coarse, &stats)`;
+/// the call's times and counts go to indexIVF_stats as stock's search does.
+template <class Scan>
+void assign_then_scan(
+        const IndexIVF& ivf,
+        idx_t n,
+        const float* x,
+        const SearchParametersIVF* params,
+        Scan&& scan) {
+    const double t0 = getmillisecs();
+    const CoarseAssignment coarse(ivf, n, x, params);
+    IndexIVFStats local;
+    scan(coarse, &local);
+    const double total_ms = getmillisecs() - t0;
     std::lock_guard<std::mutex> lock(stats_mutex);
     indexIVF_stats.add(local);
-    indexIVF_stats.quantization_time += quantization_ms;
+    indexIVF_stats.quantization_time += coarse.ms;
     indexIVF_stats.search_time += total_ms;
 }
 
@@ -616,23 +628,26 @@ void ivf_search(
     if (n == 0) {
         return;
     }
-    const double t0 = getmillisecs();
-    const CoarseAssignment coarse(ivf, n, x, params);
-    IndexIVFStats local;
     // Virtual: an override (IVFPQR, IVFFlatDedup) does its part around the
     // scans, which come back to ivf_search_preassigned.
-    ivf.search_preassigned(
+    assign_then_scan(
+            ivf,
             n,
             x,
-            k,
-            coarse.keys.data(),
-            coarse.dis.data(),
-            distances,
-            labels,
-            false,
             params,
-            &local);
-    add_times(coarse.ms, getmillisecs() - t0, local);
+            [&](const CoarseAssignment& coarse, IndexIVFStats* stats) {
+                ivf.search_preassigned(
+                        n,
+                        x,
+                        k,
+                        coarse.keys.data(),
+                        coarse.dis.data(),
+                        distances,
+                        labels,
+                        false,
+                        params,
+                        stats);
+            });
 }
 
 void ivf_range_search(
@@ -642,20 +657,23 @@ void ivf_range_search(
         float radius,
         RangeSearchResult* result,
         const SearchParametersIVF* params) {
-    const double t0 = getmillisecs();
-    const CoarseAssignment coarse(ivf, n, x, params);
-    IndexIVFStats local;
-    ivf.range_search_preassigned(
+    assign_then_scan(
+            ivf,
             n,
             x,
-            radius,
-            coarse.keys.data(),
-            coarse.dis.data(),
-            result,
-            false,
             params,
-            &local);
-    add_times(coarse.ms, getmillisecs() - t0, local);
+            [&](const CoarseAssignment& coarse, IndexIVFStats* stats) {
+                ivf.range_search_preassigned(
+                        n,
+                        x,
+                        radius,
+                        coarse.keys.data(),
+                        coarse.dis.data(),
+                        result,
+                        false,
+                        params,
+                        stats);
+            });
 }
 
 bool ivf_search_preassigned(

@@ -33,9 +33,5 @@ mkdir -p benchs/results
 echo "bench: $bench --out benchs/results $*"
 "$bench" --out benchs/results "$@"
 
-for plot in benchs/plot_results.py benchs/plot_ivf.py; do
-    if [[ -f $plot ]]; then
-        echo "bench: /usr/bin/python3 $plot benchs/results"
-        /usr/bin/python3 "$plot" benchs/results
-    fi
-done
+echo "bench: /usr/bin/python3 benchs/plot_results.py benchs/results"
+/usr/bin/python3 benchs/plot_results.py benchs/results

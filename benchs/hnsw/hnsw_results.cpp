@@ -32,6 +32,21 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0) {
     return buf;
 }
 
+/// real_topology_note: why the real topology shows no locality effect.
+std::string real_topology_note(const Run& v2) {
+    const int ccds = v2.workers_per_ccd > 0 ? v2.workers / v2.workers_per_ccd
+                                            : v2.workers;
+    if (ccds <= 1) {
+        return "real topology (" + v2.topology_desc +
+                "): one L3 domain, so V2's placement and CCD-first stealing "
+                "choose nothing that V1 does not";
+    }
+    return "real topology (" + v2.topology_desc + "): " + std::to_string(ccds) +
+            " L3 domains of " + std::to_string(v2.workers_per_ccd) +
+            " worker(s) each; V2 keeps each table on one of them, and what "
+            "that saves depends on how much of the tables fits each L3";
+}
+
 /// ccd_imbalance: max over mean of the tasks each CCD ran.
 double ccd_imbalance(const std::vector<uint64_t>& per_ccd) {
     if (per_ccd.empty()) {
@@ -66,11 +81,7 @@ std::vector<Target> judge(const Results& res) {
                             " workers time-share " + std::to_string(hw) +
                             " cores, so the OS scheduler, not the pool, "
                             "decides who runs, and no CCD has an L3 of its own"
-                    : "real topology: " + std::to_string(v2->workers) +
-                            " CCDs of one core each, so V2 has no sibling "
-                            "to steal from, and the locality it keeps is "
-                            "worth little where hwloc reports one large L3 "
-                            "per core";
+                    : real_topology_note(*v2);
             Target qps;
             qps.name = "V2 QPS >= 1.2x V0 (" + where + ")";
             const double qr = v2->qps / std::max(1.0, v0->qps);

@@ -29,15 +29,7 @@
 
 #pragma once
 
-#include <cstddef>
-
-namespace faiss {
-namespace ccd {
-namespace detail {
-
-void* allocate_task(std::size_t size);
-void deallocate_task(void* p, std::size_t size) noexcept;
-
-} // namespace detail
-} // namespace ccd
-} // namespace faiss
+// allocate_task and deallocate_task are declared in the public Task.h,
+// whose TaskNode::operator new and delete call them; this header only
+// documents them for the implementation.
+#include <faiss/ccd_scheduler/Task.h>
