@@ -62,6 +62,15 @@ case "$suite" in
         while read -r id; do
             [[ -n $id ]] && deselect+=(--deselect "$id")
         done < <(exceptions python)
+        # PYTHONPATH entries are made absolute first: after the cd below, a
+        # relative one (build/python) would let Debian's faiss be imported.
+        abs_path=()
+        IFS=: read -r -a entries <<<"${PYTHONPATH:-}"
+        for entry in "${entries[@]}"; do
+            [[ -n $entry ]] && abs_path+=("$(realpath -m "$entry")")
+        done
+        PYTHONPATH=$(IFS=:; echo "${abs_path[*]}")
+        export PYTHONPATH
         cd "$tests"
         echo "run.sh: $mode: pytest ${files[*]} (${#deselect[@]} args to deselect)"
         # After the suite: the default pool's task count, which must not be
@@ -75,6 +84,10 @@ import pytest
 import faiss
 
 mode, args = sys.argv[1], sys.argv[2:]
+if not hasattr(faiss, "ccd"):
+    sys.exit(f"run.sh: {faiss.__file__} is not the fork's faiss (no faiss.ccd);"
+             " set PYTHONPATH to <build>/python")
+print(f"run.sh: faiss from {faiss.__file__}")
 status = pytest.main(args)
 tasks = faiss.ccd.get_default_pool().stats()["tasks_run"]
 print(f"run.sh: the default pool ran {tasks} tasks")
