@@ -260,29 +260,21 @@ class Batch final : public TaskCompletion {
 
    private:
     void task_threw(std::exception_ptr error) noexcept override {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!error_) {
-            error_ = error;
-        }
+        error_.keep(std::move(error));
     }
     void task_done() noexcept override {
         count_down(1);
     }
     void count_down(idx_t count) noexcept {
         // acq_rel: the last query sees every other query's writes (outputs,
-        // error_) before it reports.
+        // the kept error) before it reports.
         if (remaining_.fetch_sub(count, std::memory_order_acq_rel) != count) {
             return;
         }
         std::unique_ptr<Batch> self(this);
         table_.reset(); // a removed table goes before the callback runs
-        std::exception_ptr error;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            error = error_;
-        }
         try {
-            done_(error);
+            done_(error_.take());
         } catch (...) {
             // Nowhere to report it from a task's completion: dropped, as
             // HNSWTables.h says.
@@ -293,8 +285,7 @@ class Batch final : public TaskCompletion {
     SearchParametersHNSW params_;
     std::atomic<idx_t> remaining_;
     HNSWBatchCallback done_;
-    std::mutex mutex_;
-    std::exception_ptr error_; ///< guarded by mutex_
+    FirstError error_;
 };
 
 } // namespace
