@@ -3,6 +3,7 @@
 #include <faiss/ccd_scheduler/detail/Futex.h>
 #include <faiss/ccd_scheduler/detail/Parker.h>
 #include <faiss/ccd_scheduler/detail/RunQueue.h>
+#include <faiss/ccd_scheduler/detail/SwapSlot.h>
 
 #include <pthread.h>
 #include <sched.h>
@@ -85,20 +86,19 @@ struct alignas(64) Pool::Worker {
               rng(seed | 1) {}
 };
 
+struct Pool::MappingSlot : detail::SwapSlot<Mapping> {
+    using SwapSlot::SwapSlot;
+};
+
 Pool::Pool() : Pool(Topology::from_string("auto")) {}
 
 Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
         : topology_(topology),
           policy_(topology, policy, options.steal),
           options_(std::move(options)),
-          reader_stripes_(new ReaderStripe[kReaderStripes]) {
-    for (int i = 0; i < kReaderStripes; i++) {
-        reader_stripes_[i].count[0].store(0, std::memory_order_relaxed);
-        reader_stripes_[i].count[1].store(0, std::memory_order_relaxed);
-    }
-    mapping_owner_ = options_.mapping ? options_.mapping
-                                      : std::make_shared<HashMapping>();
-    mapping_ptr_.store(mapping_owner_.get(), std::memory_order_seq_cst);
+          mapping_(new MappingSlot(
+                  options_.mapping ? options_.mapping
+                                   : std::make_shared<HashMapping>())) {
     const int nw = topology_.num_workers();
     const unsigned hw = std::thread::hardware_concurrency();
     const bool oversubscribed = hw != 0 && unsigned(nw) > hw;
@@ -160,46 +160,23 @@ int Pool::pick_ccd(MappingId id) const {
 }
 
 int Pool::mapped_ccd(MappingId id) const {
-    ReaderStripe& stripe = reader_stripes_[tl_rotor_seed % kReaderStripes];
-    const uint32_t parity = mapping_parity_.load(std::memory_order_seq_cst) & 1;
-    stripe.count[parity].fetch_add(1, std::memory_order_seq_cst);
-    const Mapping* mapping = mapping_ptr_.load(std::memory_order_seq_cst);
-    const int ccd = mapping->pick_ccd(id, topology_.num_ccds());
-    // release: our reads of the mapping happen before the writer, which
-    // loads the counter with acquire (seq_cst), releases it.
-    stripe.count[parity].fetch_sub(1, std::memory_order_release);
-    return ccd;
+    const int nccd = topology_.num_ccds();
+    return mapping_->read(tl_rotor_seed, [id, nccd](const Mapping& mapping) {
+        return mapping.pick_ccd(id, nccd);
+    });
 }
 
 uint64_t Pool::set_mapping(std::shared_ptr<const Mapping> mapping) {
-    if (!mapping) {
-        mapping = std::make_shared<HashMapping>();
-    }
-    std::shared_ptr<const Mapping> old;
-    uint64_t epoch;
-    {
-        std::lock_guard<std::mutex> lock(mapping_mutex_);
-        old = std::move(mapping_owner_);
-        mapping_owner_ = std::move(mapping);
-        mapping_ptr_.store(mapping_owner_.get(), std::memory_order_seq_cst);
-        epoch = mapping_epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
-        const uint32_t old_parity =
-                mapping_parity_.fetch_add(1, std::memory_order_seq_cst) & 1;
-        for (int i = 0; i < kReaderStripes; i++) {
-            const std::atomic<int64_t>& count =
-                    reader_stripes_[i].count[old_parity];
-            while (count.load(std::memory_order_seq_cst) != 0) {
-                std::this_thread::yield();
-            }
-        }
-    }
-    // `old` dies here unless someone else still shares it.
-    return epoch;
+    return mapping_->replace(
+            mapping ? std::move(mapping) : std::make_shared<HashMapping>());
 }
 
 std::shared_ptr<const Mapping> Pool::mapping() const {
-    std::lock_guard<std::mutex> lock(mapping_mutex_);
-    return mapping_owner_;
+    return mapping_->get();
+}
+
+uint64_t Pool::mapping_epoch() const {
+    return mapping_->version();
 }
 
 int Pool::choose_worker_in_ccd(int ccd) {

@@ -159,12 +159,11 @@ class Pool {
 
     /// mapping_epoch: 0 at construction, +1 per set_mapping(). The only
     /// place the epoch is kept.
-    uint64_t mapping_epoch() const {
-        return mapping_epoch_.load(std::memory_order_acquire);
-    }
+    uint64_t mapping_epoch() const;
 
    private:
     struct Worker;
+    struct MappingSlot;
 
     /// dispatch: place and push a task, then wake whoever should run it.
     void dispatch(TaskNode* task);
@@ -177,8 +176,7 @@ class Pool {
     void worker_main(int w);
     int64_t ccd_backlog(int ccd) const;
     int choose_worker_in_ccd(int ccd);
-    /// mapped_ccd: the current mapping's CCD for `id` (reader side of the
-    /// mapping swap; see "Mapping swap" below).
+    /// mapped_ccd: the current mapping's CCD for `id` (a read of mapping_).
     int mapped_ccd(MappingId id) const;
 
     Topology topology_;
@@ -186,28 +184,11 @@ class Pool {
     PoolOptions options_;
     int spin_rounds_;
 
-    // Mapping swap. Readers (every submit that places by id) announce
-    // themselves in one of kReaderStripes counters, under the parity they
-    // read, then load mapping_ptr_ and look the id up. A writer stores the
-    // new pointer, flips the parity and waits until the old parity's
-    // counters have drained: every reader that can still hold the old
-    // pointer incremented before the writer's check (it loads the pointer
-    // after incrementing, and a load after the writer's store sees the new
-    // one), so once they drain nobody reads the old mapping and it is
-    // released. All seq_cst: the argument needs one total order over the
-    // increment, the pointer store and load, and the check. Readers take
-    // no lock and allocate nothing; stripes keep submitting threads off
-    // each other's cache lines.
-    static constexpr int kReaderStripes = 16;
-    struct alignas(64) ReaderStripe {
-        std::atomic<int64_t> count[2];
-    };
-    std::unique_ptr<ReaderStripe[]> reader_stripes_;
-    alignas(64) std::atomic<uint32_t> mapping_parity_{0};
-    std::atomic<const Mapping*> mapping_ptr_{nullptr};
-    std::atomic<uint64_t> mapping_epoch_{0};
-    mutable std::mutex mapping_mutex_;             ///< serialises writers
-    std::shared_ptr<const Mapping> mapping_owner_; ///< guarded by it
+    // The mapping: every submit that places by id reads it without a lock
+    // (detail/SwapSlot.h has the protocol and its proof); its version is
+    // the mapping epoch. Behind a pointer so that Pool.h includes no detail
+    // header.
+    std::unique_ptr<MappingSlot> mapping_;
 
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<std::thread> threads_;
