@@ -1,7 +1,9 @@
 #include <faiss/IVFSearchCCD.h>
 
+#include <faiss/IVFScanCost.h>
+#include <faiss/ccd_scheduler/HelperPlan.h>
 #include <faiss/ccd_scheduler/Mapping.h>
-#include <faiss/ccd_scheduler/TaskGroup.h>
+#include <faiss/ccd_scheduler/WorkShare.h>
 #include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/FaissAssert.h>
 #include <faiss/impl/IDSelector.h>
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -141,6 +144,11 @@ struct ScanCall {
         if (ccd != nullptr) {
             shape = *ccd;
             FAISS_THROW_IF_NOT_FMT(
+                    shape.helpers >= -1,
+                    "SearchParametersIVFCCD: helpers must be -1 (the cost "
+                    "model decides), 0 or more (got %d)",
+                    shape.helpers);
+            FAISS_THROW_IF_NOT_FMT(
                     shape.split_factor >= 0 && shape.chunk_factor >= 0 &&
                             shape.list_major_min_batch >= 0,
                     "SearchParametersIVFCCD: split_factor (%g), chunk_factor "
@@ -241,51 +249,187 @@ struct ScanCall {
     }
 };
 
-/// submit_scans: the tasks of a batch. Consecutive items of the same list
-/// chunk go into one task, at most `max_items` of them; so a task touches
-/// one list, and reports its traffic once. `body(first, last)` scans the
-/// items of one task with one scanner.
-template <class Body>
-void submit_scans(
-        TaskGroup& group,
-        const ScanCall& call,
-        const std::vector<ScanItem>& items,
-        size_t max_items,
-        const Body& body) {
-    const size_t bytes_per_code = call.ivf.code_size + sizeof(idx_t);
-    TrafficSink* sink = call.sink;
-    for (size_t b = 0; b < items.size();) {
-        size_t e = b + 1;
-        while (e < items.size() && e - b < max_items &&
-               items[e].list_no == items[b].list_no &&
-               items[e].begin == items[b].begin) {
-            e++;
-        }
-        const ScanItem* first = items.data() + b;
-        const ScanItem* last = items.data() + e;
-        const MappingId id =
-                make_mapping_id(call.table_id, uint32_t(first->list_no));
-        group.submit(id, [&body, first, last, id, sink, bytes_per_code] {
-            body(first, last);
-            if (sink != nullptr) {
-                size_t codes = 0;
-                for (const ScanItem* it = first; it != last; it++) {
-                    codes += it->end - it->begin;
-                }
-                sink->record(id, codes, codes * bytes_per_code);
-            }
-        });
-        b = e;
-    }
+// Queries per list-major unit: enough to amortise the list's trip into
+// cache, few enough that a hot list still spreads over its CCD's cores.
+constexpr size_t kQueriesPerListUnit = 32;
+
+/// ScanUnit: items [first, last) of one list chunk, the grain participants
+/// claim; keyed by the list's MappingId.
+struct ScanUnit {
+    size_t first;
+    size_t last;
+    MappingId id;
+    size_t codes;
+};
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
 }
 
-// Queries per list-major task: enough to amortise the list's trip into
-// cache, few enough that a hot list still spreads over its CCD's cores.
-constexpr size_t kQueriesPerListTask = 32;
+/// ScanShare: the scans of one call as a WorkShare: units grouped by the
+/// CCD their lists map to, the factory of the participants' runners, and
+/// what they measure.
+template <class Body>
+struct ScanShare final : RunnerFactory {
+    const ScanCall& call;
+    const Body& body;
+    const std::vector<ScanItem>& items;
+    std::vector<ScanUnit> units;
+    mutable std::atomic<int64_t> scan_ns{0};
+    mutable std::atomic<size_t> scanned{0};
 
-/// run_scans: submit the batch's scans, query-major or list-major, wait,
-/// then ask InterruptCallback once (in this thread). List-major orders the
-/// items by list chunk (stable: by query within one).
+    /// Runner: one participant's scanner state; its measurements join the
+    /// call's when it dies (before its last unit is reported done).
+    struct Runner final : UnitRunner {
+        const ScanShare& share;
+        typename Body::Local local;
+        int64_t ns = 0;
+        size_t codes = 0;
+
+        explicit Runner(const ScanShare& s) : share(s), local(s.body) {}
+        ~Runner() override {
+            share.body.finish(local);
+            share.scan_ns.fetch_add(ns, std::memory_order_relaxed);
+            share.scanned.fetch_add(codes, std::memory_order_relaxed);
+        }
+        void run(int64_t u) override {
+            const ScanUnit& unit = share.units[u];
+            const int64_t t0 = now_ns();
+            for (size_t i = unit.first; i < unit.last; i++) {
+                share.body.scan(local, share.items[i]);
+            }
+            ns += now_ns() - t0;
+            codes += unit.codes;
+            if (TrafficSink* sink = share.call.sink) {
+                sink->record(
+                        unit.id,
+                        unit.codes,
+                        unit.codes *
+                                (share.call.ivf.code_size + sizeof(idx_t)));
+            }
+        }
+    };
+
+    ScanShare(const ScanCall& c, const Body& b, const std::vector<ScanItem>& it)
+            : call(c), body(b), items(it) {}
+
+    std::unique_ptr<UnitRunner> make_runner() const override {
+        return std::unique_ptr<UnitRunner>(new Runner(*this));
+    }
+
+    /// cut: consecutive items of the same list chunk form one unit, at
+    /// most `max_items` of them.
+    void cut(size_t max_items) {
+        for (size_t b = 0; b < items.size();) {
+            size_t e = b + 1;
+            while (e < items.size() && e - b < max_items &&
+                   items[e].list_no == items[b].list_no &&
+                   items[e].begin == items[b].begin) {
+                e++;
+            }
+            size_t codes = 0;
+            for (size_t i = b; i < e; i++) {
+                codes += items[i].end - items[i].begin;
+            }
+            units.push_back(
+                    {b,
+                     e,
+                     make_mapping_id(call.table_id, uint32_t(items[b].list_no)),
+                     codes});
+            b = e;
+        }
+    }
+
+    /// run: group the units by CCD (stable: each group keeps the call's
+    /// order), plan the helpers from the measured costs, run the share.
+    void run() {
+        Pool& pool = call.runtime->pool();
+        const Topology& topo = pool.topology();
+        const int nccd = topo.num_ccds();
+        // Group g = CCD g; the last group holds units the policy does not
+        // place (flat_steal, round_robin).
+        std::vector<int> ccd_of_unit(units.size());
+        std::vector<size_t> count(nccd + 1, 0);
+        for (size_t u = 0; u < units.size(); u++) {
+            const int c = pool.pick_ccd(units[u].id);
+            ccd_of_unit[u] = c >= 0 && c < nccd ? c : nccd;
+            count[ccd_of_unit[u]]++;
+        }
+        std::vector<ScanUnit> sorted(units.size());
+        std::vector<size_t> at(nccd + 1, 0);
+        for (int g = 1; g <= nccd; g++) {
+            at[g] = at[g - 1] + count[g - 1];
+        }
+        const std::vector<size_t> starts = at;
+        for (size_t u = 0; u < units.size(); u++) {
+            sorted[at[ccd_of_unit[u]]++] = units[u];
+        }
+        units.swap(sorted);
+
+        const double ns_per_code =
+                scan_ns_per_code(call.table_id, call.ivf.code_size);
+        Pool::CallerScope scope(pool);
+        HelperPlanInput in;
+        in.caller_ccd = pool.caller_ccd();
+        in.other_callers = scope.others();
+        in.handoff_ns = pool.handoff_ns();
+        for (int c = 0; c < nccd; c++) {
+            in.ccd_workers.push_back(topo.ccd_size(c));
+        }
+        std::vector<ShareGroup> groups;
+        int caller_first = 0;
+        double estimated_ns = 0;
+        for (int g = 0; g <= nccd; g++) {
+            const size_t b = starts[g], e = b + count[g];
+            if (b == e) {
+                continue;
+            }
+            double codes = 0;
+            for (size_t u = b; u < e; u++) {
+                codes += double(units[u].codes);
+            }
+            if (g == in.caller_ccd) {
+                caller_first = int(groups.size());
+            }
+            ShareGroup sg;
+            sg.id = units[b].id;
+            sg.begin = int64_t(b);
+            sg.end = int64_t(e);
+            groups.push_back(sg);
+            in.work_ns.push_back(codes * ns_per_code);
+            in.group_ccd.push_back(g < nccd ? g : -1);
+            estimated_ns += codes * ns_per_code;
+        }
+        const std::vector<int> helpers = call.shape.helpers < 0
+                ? plan_helpers(in)
+                : std::vector<int>(groups.size(), call.shape.helpers);
+        for (size_t g = 0; g < groups.size(); g++) {
+            groups[g].helpers = helpers[g];
+        }
+        const ShareStats st = run_shared(pool, groups, caller_first, *this);
+        note_scan_cost(
+                call.table_id,
+                double(scan_ns.load(std::memory_order_relaxed)),
+                double(scanned.load(std::memory_order_relaxed)));
+        std::lock_guard<std::mutex> lock(stats_mutex);
+        IVFSearchCCDStats& s = ivf_ccd_stats;
+        s.calls++;
+        s.inline_calls += st.helpers_submitted == 0;
+        s.units += size_t(st.units);
+        s.units_by_caller += size_t(st.units_by_caller);
+        s.helpers += size_t(st.helpers_submitted);
+        s.helpers_with_units += size_t(st.helpers_with_units);
+        s.estimated_ms += estimated_ns * 1e-6;
+        s.scan_ms += double(scan_ns.load(std::memory_order_relaxed)) * 1e-6;
+    }
+};
+
+/// run_scans: run the batch's scans, query-major or list-major, in the
+/// calling thread and the helpers the plan gives it, then ask
+/// InterruptCallback once (in this thread). List-major orders the items by
+/// list chunk (stable: by query within one).
 template <class Body>
 void run_scans(
         const ScanCall& call,
@@ -301,12 +445,12 @@ void run_scans(
                     return a.list_no != b.list_no ? a.list_no < b.list_no
                                                   : a.begin < b.begin;
                 });
-        max_items = kQueriesPerListTask;
+        max_items = kQueriesPerListUnit;
     }
     try {
-        TaskGroup group(call.runtime->pool());
-        submit_scans(group, call, items, max_items, body);
-        group.wait();
+        ScanShare<Body> share(call, body, items);
+        share.cut(max_items);
+        share.run();
     } catch (const std::exception& e) {
         // As IndexIVF::search_preassigned reports a scan's error.
         FAISS_THROW_FMT(
@@ -331,24 +475,41 @@ struct KnnScan {
     QueryLock* locks;
     std::atomic<size_t>* nheap;
 
-    void operator()(const ScanItem* first, const ScanItem* last) const {
-        std::unique_ptr<InvertedListScanner> scanner = call.scanner();
-        std::vector<float> local_dis(k);
-        std::vector<idx_t> local_ids(k);
+    /// Local: one participant's scanner and heap buffers.
+    struct Local {
+        std::unique_ptr<InvertedListScanner> scanner;
+        std::vector<float> dis;
+        std::vector<idx_t> ids;
         size_t updates = 0;
-        for (const ScanItem* it = first; it != last; it++) {
-            updates += scan(*scanner, *it, local_dis.data(), local_ids.data());
-        }
-        nheap->fetch_add(updates, std::memory_order_relaxed);
+        idx_t q = -1; ///< the query set in the scanner
+        explicit Local(const KnnScan& b)
+                : scanner(b.call.scanner()), dis(b.k), ids(b.k) {}
+    };
+
+    void finish(Local& local) const {
+        nheap->fetch_add(local.updates, std::memory_order_relaxed);
+    }
+
+    void scan(Local& local, const ScanItem& item) const {
+        local.updates +=
+                scan(*local.scanner,
+                     local.q,
+                     item,
+                     local.dis.data(),
+                     local.ids.data());
     }
 
     size_t scan(
             InvertedListScanner& scanner,
+            idx_t& scanner_q,
             const ScanItem& item,
             float* local_dis,
             idx_t* local_ids) const {
         const InvertedLists* il = call.ivf.invlists;
-        scanner.set_query(x + item.q * call.ivf.d);
+        if (scanner_q != item.q) {
+            scanner.set_query(x + item.q * call.ivf.d);
+            scanner_q = item.q;
+        }
         scanner.set_list(
                 item.list_no,
                 coarse_dis[item.q * call.nprobe + item.p]);
@@ -453,17 +614,29 @@ struct RangeScan {
     const ScanItem* items;
     ItemHits* hits;
 
-    void operator()(const ScanItem* first, const ScanItem* last) const {
-        std::unique_ptr<InvertedListScanner> scanner = call.scanner();
-        for (const ScanItem* it = first; it != last; it++) {
-            scan(*scanner, *it, hits[it - items]);
-        }
+    /// Local: one participant's scanner.
+    struct Local {
+        std::unique_ptr<InvertedListScanner> scanner;
+        idx_t q = -1; ///< the query set in the scanner
+        explicit Local(const RangeScan& b) : scanner(b.call.scanner()) {}
+    };
+
+    void finish(Local&) const {}
+
+    void scan(Local& local, const ScanItem& item) const {
+        scan(*local.scanner, local.q, item, hits[&item - items]);
     }
 
-    void scan(InvertedListScanner& scanner, const ScanItem& item, ItemHits& h)
-            const {
+    void scan(
+            InvertedListScanner& scanner,
+            idx_t& scanner_q,
+            const ScanItem& item,
+            ItemHits& h) const {
         const InvertedLists* il = call.ivf.invlists;
-        scanner.set_query(x + item.q * call.ivf.d);
+        if (scanner_q != item.q) {
+            scanner.set_query(x + item.q * call.ivf.d);
+            scanner_q = item.q;
+        }
         scanner.set_list(
                 item.list_no,
                 coarse_dis[item.q * call.nprobe + item.p]);

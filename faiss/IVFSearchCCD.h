@@ -73,6 +73,11 @@ struct SearchParametersIVFCCD : SearchParametersIVF {
     size_t min_chunk = 512;
     /// Batches of at least this many queries are scanned list-major.
     Index::idx_t list_major_min_batch = 64;
+    /// Pool workers that help the calling thread scan, per CCD holding
+    /// probed lists: -1 = as many as the measured costs pay for
+    /// (ccd::plan_helpers: none for a small search or a busy pool);
+    /// 0 = the calling thread scans alone; n > 0 = n per CCD.
+    int helpers = -1;
     /// Where the scans run: nullptr = Runtime::get_default(). Not owned:
     /// it must outlive the call.
     Runtime* runtime = nullptr;

@@ -59,6 +59,7 @@ SearchParametersIVFCCD IndexIVFCCD::ccd_params(
         p.chunk_factor = chunk_factor;
         p.min_chunk = min_chunk;
         p.list_major_min_batch = list_major_min_batch;
+        p.helpers = helpers;
         if (params != nullptr) {
             auto ivf = dynamic_cast<const SearchParametersIVF*>(params);
             FAISS_THROW_IF_NOT_MSG(

@@ -45,6 +45,7 @@ struct IndexIVFCCD : Index {
     double chunk_factor = 2.0;
     size_t min_chunk = 512;
     idx_t list_major_min_batch = 64;
+    int helpers = -1;
 
     /// Receives (MappingId, vectors scanned, bytes) for every scan task;
     /// nullptr: the runtime's monitor. Not owned.

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -100,6 +101,15 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
                   options_.mapping ? options_.mapping
                                    : std::make_shared<HashMapping>())) {
     const int nw = topology_.num_workers();
+    for (int w = 0; w < nw; w++) {
+        const int cpu = topology_.cpu_of(w);
+        if (cpu >= 0 && cpu < CPU_SETSIZE) {
+            if (size_t(cpu) >= ccd_of_cpu_.size()) {
+                ccd_of_cpu_.resize(size_t(cpu) + 1, -1);
+            }
+            ccd_of_cpu_[cpu] = topology_.ccd_of(w);
+        }
+    }
     const unsigned hw = std::thread::hardware_concurrency();
     const bool oversubscribed = hw != 0 && unsigned(nw) > hw;
     spin_rounds_ = options_.spin_rounds >= 0 ? options_.spin_rounds
@@ -150,6 +160,39 @@ Pool::~Pool() {
 
 int Pool::current_worker() const {
     return tl_current.pool == this ? tl_current.index : -1;
+}
+
+int Pool::caller_ccd() const {
+    const int self = current_worker();
+    if (self >= 0) {
+        return topology_.ccd_of(self);
+    }
+    const int cpu = sched_getcpu();
+    return cpu >= 0 && size_t(cpu) < ccd_of_cpu_.size() ? ccd_of_cpu_[cpu] : -1;
+}
+
+Pool::CallerScope::CallerScope(const Pool& pool)
+        : pool_(pool),
+          // relaxed: a statistic for a policy; no data hangs on it.
+          others_(pool.callers_.fetch_add(1, std::memory_order_relaxed)) {}
+
+Pool::CallerScope::~CallerScope() {
+    pool_.callers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Pool::note_handoff(double ns) const {
+    // An exponential moving average over the last ~8 samples; racing
+    // updates may drop one, which an average can afford. relaxed: a
+    // statistic.
+    constexpr double kWeight = 0.125;
+    const double old = handoff_ns_.load(std::memory_order_relaxed);
+    handoff_ns_.store(
+            old + kWeight * (std::max(0.0, ns) - old),
+            std::memory_order_relaxed);
+}
+
+double Pool::handoff_ns() const {
+    return handoff_ns_.load(std::memory_order_relaxed);
 }
 
 int Pool::pick_ccd(MappingId id) const {

@@ -146,6 +146,43 @@ class Pool {
         return topology_.num_workers();
     }
 
+    // ------------------------------------------------ load signals
+    // Measured, approximate values for the callers' own policies
+    // (HelperPlan): which CCD a caller runs on, how many callers are
+    // running work beside the pool, what a hand-off to a worker costs now.
+
+    /// caller_ccd: the CCD of the CPU the calling thread runs on now (its
+    /// worker's CCD for a worker), or -1 when that CPU is not one of the
+    /// topology's (emulated topologies, a caller outside the pool's CPUs).
+    int caller_ccd() const;
+
+    /// CallerScope: while alive, counts the calling thread among the
+    /// pool's active callers (threads running work of their own beside
+    /// the pool, WorkShare's callers). Any thread.
+    class CallerScope {
+       public:
+        explicit CallerScope(const Pool& pool);
+        ~CallerScope();
+        CallerScope(const CallerScope&) = delete;
+        CallerScope& operator=(const CallerScope&) = delete;
+        /// others: active callers besides this one, when it entered.
+        int others() const {
+            return others_;
+        }
+
+       private:
+        const Pool& pool_;
+        int others_;
+    };
+
+    /// note_handoff: a task started `ns` nanoseconds after it was
+    /// submitted; folded into handoff_ns(). Any thread.
+    void note_handoff(double ns) const;
+    /// handoff_ns: a moving average of the noted submit-to-start delays
+    /// (kInitialHandoffNs before the first).
+    double handoff_ns() const;
+    static constexpr double kInitialHandoffNs = 20000;
+
     /// set_mapping: publish a new MappingId -> CCD mapping (nullptr: back
     /// to HashMapping) and return its epoch. Submissions that start after
     /// the call use it; tasks already queued stay where they are. The old
@@ -196,6 +233,10 @@ class Pool {
     // Written on every park and wake, read by submitters only after their
     // own target turned out to be awake: its own line.
     alignas(64) std::atomic<int> num_parked_{0};
+    // Load signals: written once per share or helper, not per task.
+    alignas(64) mutable std::atomic<int> callers_{0};
+    mutable std::atomic<double> handoff_ns_{kInitialHandoffNs};
+    std::vector<int> ccd_of_cpu_; ///< by CPU number; -1: not ours
     alignas(64) std::atomic<bool> stop_{false};
 };
 

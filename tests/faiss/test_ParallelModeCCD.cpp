@@ -7,6 +7,7 @@
 // PARALLEL_MODE_NO_HEAP_INIT), per-call SearchParametersIVFCCD, and the
 // errors FAISS would have aborted on.
 
+#include <faiss/IVFScanCost.h>
 #include <faiss/IVFSearchCCD.h>
 #include <faiss/IVFlib.h>
 #include <faiss/IndexFlat.h>
@@ -52,10 +53,16 @@ class ModeCCD : public ::testing::Test {
         set_default_parallel_mode(0);
         Runtime::set_default(nullptr);
     }
-    /// tasks: the default pool's task count once it is idle (a search
-    /// returns when its tasks are done; the pool counts them a moment
-    /// later).
+    /// tasks: CCD-mode scan phases so far (a search the cost model runs
+    /// in the calling thread alone submits no pool task, but counts).
     uint64_t tasks() const {
+        return faiss::ccd::ivf_ccd_stats.calls;
+    }
+
+    /// default_pool_tasks: the default pool's task count once it is idle
+    /// (a search returns when its scans are done; the pool counts a helper
+    /// a moment later).
+    uint64_t default_pool_tasks() const {
         runtime_->pool().wait_idle();
         return runtime_->pool().stats().tasks_run();
     }
@@ -340,13 +347,18 @@ TEST_F(ModeCCD, PerCallParameters) {
             i0.data(),
             &plain);
     EXPECT_EQ(ivf->parallel_mode, 0);
+    p.helpers = 2; // helpers on `other`, whatever the cost model says
     const uint64_t before = other->pool().stats().tasks_run();
-    const uint64_t default_before = tasks();
+    const uint64_t default_before = default_pool_tasks();
+    const size_t units_before = faiss::ccd::ivf_ccd_stats.units;
     ivf->search(40, data().queries.data(), 10, d1.data(), i1.data(), &p);
     other->pool().wait_idle();
-    EXPECT_GT(other->pool().stats().tasks_run() - before, 40u * 8)
+    EXPECT_GT(other->pool().stats().tasks_run(), before)
+            << "no helper ran on the call's runtime";
+    EXPECT_GT(faiss::ccd::ivf_ccd_stats.units - units_before, 40u * 8)
             << "lists were not split";
-    EXPECT_EQ(tasks(), default_before) << "the default pool was used";
+    EXPECT_EQ(default_pool_tasks(), default_before)
+            << "the default pool was used";
     expect_same_results(40, 10, d0, i0, d1, i1, "SearchParametersIVFCCD");
 }
 

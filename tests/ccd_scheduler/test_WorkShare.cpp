@@ -1,0 +1,246 @@
+// WorkShare: every unit runs exactly once, the caller never waits for a
+// helper to start, errors come back to the caller, shares nest.
+
+#include <faiss/ccd_scheduler/Pool.h>
+#include <faiss/ccd_scheduler/WorkShare.h>
+
+#include "stress_scale.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace faiss {
+namespace ccd {
+namespace {
+
+/// Counting: each unit bumps its own slot; runners are counted.
+struct Counting : RunnerFactory {
+    std::vector<std::atomic<int>> runs;
+    std::vector<std::atomic<int>> by_caller; // 1 when the caller ran it
+    std::thread::id caller = std::this_thread::get_id();
+    mutable std::atomic<int> made{0};
+    mutable std::atomic<int> destroyed{0};
+    int64_t throw_at = -1;
+
+    explicit Counting(int64_t n) : runs(n), by_caller(n) {}
+
+    struct Runner : UnitRunner {
+        const Counting& f;
+        explicit Runner(const Counting& f_in) : f(f_in) {}
+        ~Runner() override {
+            f.destroyed.fetch_add(1);
+        }
+        void run(int64_t unit) override {
+            if (unit == f.throw_at) {
+                throw std::runtime_error("unit failed");
+            }
+            const_cast<Counting&>(f).runs[unit].fetch_add(1);
+            if (std::this_thread::get_id() == f.caller) {
+                const_cast<Counting&>(f).by_caller[unit].store(1);
+            }
+        }
+    };
+    std::unique_ptr<UnitRunner> make_runner() const override {
+        made.fetch_add(1);
+        return std::unique_ptr<UnitRunner>(new Runner(*this));
+    }
+};
+
+std::vector<ShareGroup>
+groups_of(const Pool& pool, int64_t n, int ngroups, int helpers) {
+    std::vector<ShareGroup> groups;
+    for (int g = 0; g < ngroups; g++) {
+        ShareGroup sg;
+        sg.id = make_mapping_id(5, uint32_t(g));
+        sg.begin = n * g / ngroups;
+        sg.end = n * (g + 1) / ngroups;
+        sg.helpers = helpers;
+        groups.push_back(sg);
+    }
+    (void)pool;
+    return groups;
+}
+
+TEST(WorkShare, EveryUnitOnceWithHelpers) {
+    Pool pool(Topology::from_spec("2x2"), PolicyKind::ccd);
+    for (int helpers : {0, 1, 2, 5}) {
+        const int64_t n = 5000;
+        Counting f(n);
+        const ShareStats st =
+                run_shared(pool, groups_of(pool, n, 3, helpers), 1, f);
+        for (int64_t u = 0; u < n; u++) {
+            ASSERT_EQ(f.runs[u].load(), 1) << "unit " << u;
+        }
+        EXPECT_EQ(st.units, n);
+        EXPECT_EQ(st.helpers_submitted, 3 * helpers);
+        EXPECT_LE(st.helpers_with_units, st.helpers_submitted);
+        int64_t by_caller = 0;
+        for (int64_t u = 0; u < n; u++) {
+            by_caller += f.by_caller[u].load();
+        }
+        EXPECT_EQ(st.units_by_caller, by_caller);
+        // One runner per participant that ran units, all gone by now.
+        EXPECT_EQ(f.made.load(), st.helpers_with_units + (by_caller > 0));
+        EXPECT_EQ(f.destroyed.load(), f.made.load());
+        if (helpers == 0) {
+            EXPECT_EQ(st.units_by_caller, n);
+        }
+    }
+    pool.wait_idle();
+}
+
+TEST(WorkShare, EmptyShareRunsNothing) {
+    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
+    Counting f(0);
+    const ShareStats st = run_shared(pool, {}, 0, f);
+    EXPECT_EQ(st.units, 0);
+    EXPECT_EQ(f.made.load(), 0);
+    std::vector<ShareGroup> bad(1);
+    bad[0].begin = 3;
+    bad[0].end = 1;
+    EXPECT_THROW(run_shared(pool, bad, 0, f), std::invalid_argument);
+}
+
+// The only worker is held by a task; the share's helper cannot start. The
+// caller runs every unit and returns; the helper starts after the caller's
+// factory is gone and must touch none of it (ASan checks that).
+TEST(WorkShare, NeverWaitsForAHelperToStart) {
+    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
+    std::atomic<bool> release{false};
+    std::atomic<bool> holding{false};
+    pool.submit(kLocalMappingId, [&] {
+        holding.store(true);
+        while (!release.load()) {
+            std::this_thread::yield();
+        }
+    });
+    while (!holding.load()) {
+        std::this_thread::yield();
+    }
+    {
+        auto f = std::make_unique<Counting>(64);
+        const ShareStats st =
+                run_shared(pool, groups_of(pool, 64, 1, 1), 0, *f);
+        EXPECT_EQ(st.units_by_caller, 64);
+        EXPECT_EQ(st.helpers_submitted, 1);
+        EXPECT_EQ(st.helpers_with_units, 0);
+        for (int u = 0; u < 64; u++) {
+            EXPECT_EQ(f->runs[u].load(), 1);
+        }
+    } // the factory dies before the helper runs
+    release.store(true);
+    pool.wait_idle();
+}
+
+TEST(WorkShare, FirstErrorComesBackAndEveryUnitIsAccounted) {
+    Pool pool(Topology::from_spec("1x2"), PolicyKind::ccd);
+    const int64_t n = 2000;
+    Counting f(n);
+    f.throw_at = 10;
+    EXPECT_THROW(
+            run_shared(pool, groups_of(pool, n, 1, 1), 0, f),
+            std::runtime_error);
+    for (int64_t u = 0; u < n; u++) {
+        EXPECT_LE(f.runs[u].load(), 1);
+    }
+    EXPECT_EQ(f.destroyed.load(), f.made.load());
+    // The pool and a new share still work.
+    Counting g(100);
+    run_shared(pool, groups_of(pool, 100, 1, 1), 0, g);
+    for (int64_t u = 0; u < 100; u++) {
+        EXPECT_EQ(g.runs[u].load(), 1);
+    }
+}
+
+// A share started by a task of a one-worker pool: its helper can only run
+// on the worker that waits; the caller does everything and returns.
+TEST(WorkShare, NestedInATaskOfAOneWorkerPool) {
+    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
+    std::atomic<int64_t> total{0};
+    std::atomic<bool> done{false};
+    pool.submit(kLocalMappingId, [&] {
+        Counting f(300);
+        run_shared(pool, groups_of(pool, 300, 2, 1), 0, f);
+        int64_t sum = 0;
+        for (int u = 0; u < 300; u++) {
+            sum += f.runs[u].load();
+        }
+        total.store(sum);
+        done.store(true);
+    });
+    pool.wait_idle();
+    EXPECT_TRUE(done.load());
+    EXPECT_EQ(total.load(), 300);
+}
+
+// Many callers at once, with helpers, on an oversubscribed pool: every
+// unit of every share exactly once.
+TEST(WorkShare, StressConcurrentCallers) {
+    Pool pool(Topology::from_spec("2x2"), PolicyKind::ccd);
+    const int callers = 4;
+    const int rounds = int(scaled(300) / 10);
+    std::atomic<int64_t> wrong{0};
+    std::vector<std::thread> threads;
+    for (int c = 0; c < callers; c++) {
+        threads.emplace_back([&, c] {
+            for (int r = 0; r < rounds; r++) {
+                const int64_t n = 1 + (r * 37 + c * 11) % 400;
+                Counting f(n);
+                Pool::CallerScope scope(pool);
+                run_shared(pool, groups_of(pool, n, 1 + r % 3, r % 3), c, f);
+                for (int64_t u = 0; u < n; u++) {
+                    wrong += f.runs[u].load() != 1;
+                }
+                wrong += f.made.load() != f.destroyed.load();
+            }
+        });
+    }
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    EXPECT_EQ(wrong.load(), 0);
+    pool.wait_idle();
+}
+
+TEST(PoolLoadSignals, CallerScopeCountsOthers) {
+    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
+    Pool::CallerScope a(pool);
+    EXPECT_EQ(a.others(), 0);
+    {
+        Pool::CallerScope b(pool);
+        EXPECT_EQ(b.others(), 1);
+    }
+    Pool::CallerScope c(pool);
+    EXPECT_EQ(c.others(), 1);
+}
+
+TEST(PoolLoadSignals, HandoffAverageMovesTowardSamples) {
+    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
+    EXPECT_EQ(pool.handoff_ns(), Pool::kInitialHandoffNs);
+    for (int i = 0; i < 200; i++) {
+        pool.note_handoff(1000);
+    }
+    EXPECT_NEAR(pool.handoff_ns(), 1000, 1);
+}
+
+TEST(PoolLoadSignals, CallerCcdOfAWorkerIsItsCcd) {
+    Pool pool(Topology::from_spec("2x1"), PolicyKind::ccd);
+    std::atomic<int> seen{-2};
+    std::atomic<int> worker{-1};
+    pool.submit(make_mapping_id(1, 0), [&] {
+        worker.store(pool.current_worker());
+        seen.store(pool.caller_ccd());
+    });
+    pool.wait_idle();
+    ASSERT_GE(worker.load(), 0);
+    EXPECT_EQ(seen.load(), pool.topology().ccd_of(worker.load()));
+}
+
+} // namespace
+} // namespace ccd
+} // namespace faiss
