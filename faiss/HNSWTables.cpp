@@ -1,13 +1,16 @@
 #include <faiss/HNSWTables.h>
 
 #include <faiss/CountingDistanceComputer.h>
+#include <faiss/ccd_scheduler/HelperPlan.h>
 #include <faiss/ccd_scheduler/TaskGroup.h>
+#include <faiss/ccd_scheduler/WorkShare.h>
 #include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/FaissAssert.h>
 #include <faiss/utils/Heap.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <climits>
 #include <mutex>
@@ -26,6 +29,9 @@ struct HNSWTables::Table {
     int d;
     uint64_t bytes_per_node; ///< d * sizeof(float) + M * sizeof(link)
     std::atomic<int> ef_search;
+    /// ns_per_query: the measured cost of one query run alone (moving
+    /// average; 0 before the first synchronous batch).
+    std::atomic<double> ns_per_query{0};
     std::promise<void> released;
     std::shared_future<void> released_future;
 
@@ -157,10 +163,70 @@ void check_dimension(const HNSWTables::Table& t, int d, const char* caller) {
             t.d);
 }
 
-/// run_search: the synchronous batch, one task per query.
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+}
+
+/// QueryShare: the queries of a synchronous batch as WorkShare units.
+struct QueryShare final : RunnerFactory {
+    const HNSWTables::Table& t;
+    idx_t k;
+    const float* x;
+    const SearchParametersHNSW& p;
+    float* distances;
+    idx_t* labels;
+    TrafficSink* sink;
+
+    struct Runner final : UnitRunner {
+        const QueryShare& s;
+        explicit Runner(const QueryShare& share) : s(share) {}
+        void run(int64_t q) override {
+            run_query(
+                    s.t,
+                    s.x + q * s.t.d,
+                    s.k,
+                    s.p,
+                    s.distances + q * s.k,
+                    s.labels + q * s.k,
+                    s.sink);
+        }
+    };
+
+    QueryShare(
+            const HNSWTables::Table& t_in,
+            idx_t k_in,
+            const float* x_in,
+            const SearchParametersHNSW& p_in,
+            float* d_in,
+            idx_t* l_in,
+            TrafficSink* sink_in)
+            : t(t_in),
+              k(k_in),
+              x(x_in),
+              p(p_in),
+              distances(d_in),
+              labels(l_in),
+              sink(sink_in) {}
+
+    std::unique_ptr<UnitRunner> make_runner() const override {
+        return std::unique_ptr<UnitRunner>(new Runner(*this));
+    }
+};
+
+/// run_search: the synchronous batch. Where the queries run is a cost
+/// decision. Moving a query to its table's CCD costs a hand-off (two
+/// context switches) and buys locality only when the caller runs on
+/// another CCD: so a caller on the table's CCD, or on a one-CCD machine,
+/// runs the queries itself, with helpers when the batch's measured cost
+/// pays for them (plan_helpers), while a caller on another CCD (or on a
+/// CPU the topology does not know, as under an emulated topology) hands
+/// the batch to the table's CCD.
 void run_search(
         Pool& pool,
-        const HNSWTables::Table& t,
+        int hand_off,
+        HNSWTables::Table& t,
         idx_t n,
         const float* x,
         idx_t k,
@@ -168,23 +234,61 @@ void run_search(
         float* distances,
         idx_t* labels,
         TrafficSink* sink) {
-    const MappingId id = make_mapping_id(t.id, 0);
-    const HNSWTables::Table* tp = &t;
-    const SearchParametersHNSW* pp = &p;
-    TaskGroup group(pool);
-    for (idx_t q = 0; q < n; q++) {
-        group.submit(id, [=] {
-            run_query(
-                    *tp,
-                    x + q * tp->d,
-                    k,
-                    *pp,
-                    distances + q * k,
-                    labels + q * k,
-                    sink);
-        });
+    Pool::CallerScope scope(pool);
+    const Topology& topo = pool.topology();
+    ShareGroup group;
+    group.id = make_mapping_id(t.id, 0);
+    group.begin = 0;
+    group.end = n;
+    const int table_ccd = pool.pick_ccd(group.id);
+    const int caller_ccd = pool.caller_ccd();
+    const bool local = hand_off == 0 ||
+            (hand_off < 0 &&
+             (topo.num_ccds() == 1 ||
+              (caller_ccd >= 0 && (table_ccd < 0 || table_ccd == caller_ccd))));
+    if (!local) {
+        // Handed off: one task per query on the table's CCD.
+        const HNSWTables::Table* tp = &t;
+        const SearchParametersHNSW* pp = &p;
+        TaskGroup tasks(pool);
+        for (idx_t q = 0; q < n; q++) {
+            tasks.submit(group.id, [=] {
+                run_query(
+                        *tp,
+                        x + q * tp->d,
+                        k,
+                        *pp,
+                        distances + q * k,
+                        labels + q * k,
+                        sink);
+            });
+        }
+        tasks.wait();
+        return;
     }
-    group.wait();
+    HelperPlanInput in;
+    in.work_ns = {double(n) * t.ns_per_query.load(std::memory_order_relaxed)};
+    in.group_ccd = {table_ccd};
+    for (int c = 0; c < topo.num_ccds(); c++) {
+        in.ccd_workers.push_back(topo.ccd_size(c));
+    }
+    in.caller_ccd = caller_ccd;
+    in.other_callers = scope.others();
+    in.handoff_ns = pool.handoff_ns();
+    in.units = {int64_t(n)};
+    group.helpers = plan_helpers(in)[0];
+    const QueryShare share(t, k, x, p, distances, labels, sink);
+    const int64_t t0 = now_ns();
+    run_shared(pool, {group}, 0, share);
+    // The batch's wall time over its queries, per participant: the cost
+    // of one query run alone, for the next plan (a moving average).
+    const double participants = 1.0 + group.helpers;
+    const double sample =
+            double(now_ns() - t0) * std::min<double>(participants, n) / n;
+    const double old = t.ns_per_query.load(std::memory_order_relaxed);
+    t.ns_per_query.store(
+            old > 0 ? old + 0.25 * (sample - old) : sample,
+            std::memory_order_relaxed);
 }
 
 /// run_async: one query as a task on its own; `deliver(error, result)` is
@@ -464,6 +568,7 @@ void HNSWTables::search(
     }
     run_search(
             runtime_->pool(),
+            hand_off,
             *t,
             n,
             x,

@@ -103,6 +103,17 @@ class HNSWTables {
     /// the runtime's monitor unless set otherwise; may be null. Not owned.
     TrafficSink* traffic_sink;
 
+    /// hand_off: where the queries of a synchronous search() run. -1 (the
+    /// default): a cost decision; the calling thread runs them itself
+    /// (with pool workers helping a batch whose measured cost pays for
+    /// them) when it runs on the table's CCD or the machine has one CCD,
+    /// since moving a query costs two context switches and buys no
+    /// locality there; otherwise they go to the table's CCD, one task per
+    /// query. 1: always one task per query (the policies bench_hnsw
+    /// compares). 0: always in the calling thread, with helpers as for -1.
+    /// Asynchronous searches always run on the pool.
+    int hand_off = -1;
+
     /// HNSWTables: the runtime is kept alive by the tables.
     explicit HNSWTables(std::shared_ptr<Runtime> runtime);
     /// ~HNSWTables: removes every table. Queries in flight finish on their

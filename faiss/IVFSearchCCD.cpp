@@ -112,6 +112,19 @@ bool servable(
     }
 }
 
+/// call_runtime: where a call's scans run: its SearchParametersIVFCCD's
+/// runtime, else the default one, which `held` then keeps alive.
+Runtime& call_runtime(
+        const SearchParametersIVF* params,
+        std::shared_ptr<Runtime>& held) {
+    auto ccd = dynamic_cast<const SearchParametersIVFCCD*>(params);
+    if (ccd != nullptr && ccd->runtime != nullptr) {
+        return *ccd->runtime;
+    }
+    held = Runtime::get_default();
+    return *held;
+}
+
 /// ScanCall: what every task of one call shares, resolved from the index
 /// and the parameters.
 struct ScanCall {
@@ -157,11 +170,7 @@ struct ScanCall {
                     shape.chunk_factor,
                     int64_t(shape.list_major_min_batch));
         }
-        runtime = ccd ? ccd->runtime : nullptr;
-        if (runtime == nullptr) {
-            held = Runtime::get_default();
-            runtime = held.get();
-        }
+        runtime = &call_runtime(params_in, held);
         table_id = ccd && ccd->table_id >= 0 ? uint32_t(ccd->table_id)
                                              : table_id_of(ivf);
         sink = ccd && ccd->traffic_sink ? ccd->traffic_sink
@@ -190,7 +199,7 @@ struct ScanCall {
     /// by chunk; empty lists and missing probes (-1 keys) are left out, and
     /// a query's probes stop once max_codes codes are reached, as in
     /// IndexIVF::search_preassigned.
-    std::vector<ScanItem> items(idx_t n, const idx_t* keys) const {
+    std::vector<ScanItem> items(idx_t n, const idx_t* keys, bool split) const {
         std::vector<ScanItem> out;
         out.reserve(size_t(n) * nprobe);
         for (idx_t q = 0; q < n; q++) {
@@ -209,7 +218,8 @@ struct ScanCall {
                 if (size == 0) {
                     continue;
                 }
-                const size_t step = size > split_above ? chunk_codes : size;
+                const size_t step =
+                        split && size > split_above ? chunk_codes : size;
                 for (size_t begin = 0; begin < size; begin += step) {
                     out.push_back(
                             {q,
@@ -225,6 +235,30 @@ struct ScanCall {
             }
         }
         return out;
+    }
+
+    /// runs_alone: whether the calling thread scans this batch alone: the
+    /// call asks for no helper, or (helpers = -1) the batch's estimated
+    /// scan time is below what any helper could pay for, with `others`
+    /// other callers on the pool (ccd::helpers_may_pay). The estimate
+    /// counts each probed list whole (max_codes aside). A batch scanned
+    /// alone is not cut into chunks: they serve parallelism only.
+    bool runs_alone(idx_t n, const idx_t* keys, int others) const {
+        if (shape.helpers >= 0) {
+            return shape.helpers == 0;
+        }
+        double codes = 0;
+        for (size_t i = 0; i < size_t(n) * nprobe; i++) {
+            if (keys[i] >= 0 && keys[i] < idx_t(ivf.nlist)) {
+                codes += double(ivf.invlists->list_size(keys[i]));
+            }
+        }
+        const Pool& pool = runtime->pool();
+        return !helpers_may_pay(
+                codes * scan_ns_per_code(table_id, ivf.code_size),
+                pool.num_workers(),
+                others,
+                pool.handoff_ns());
     }
 
     /// add_stats: the call's counters into `stats` (may be null).
@@ -247,6 +281,16 @@ struct ScanCall {
         stats->ndis += ndis;
         stats->nheap_updates += nheap;
     }
+};
+
+/// ScanPlan: a batch's place among the pool's callers, and whether its
+/// calling thread scans it alone (ScanCall::runs_alone).
+struct ScanPlan {
+    Pool::CallerScope scope;
+    bool alone;
+    ScanPlan(const ScanCall& call, idx_t n, const idx_t* keys)
+            : scope(call.runtime->pool()),
+              alone(call.runs_alone(n, keys, scope.others())) {}
 };
 
 // Queries per list-major unit: enough to amortise the list's trip into
@@ -343,17 +387,19 @@ struct ScanShare final : RunnerFactory {
     }
 
     /// run: group the units by CCD (stable: each group keeps the call's
-    /// order), plan the helpers from the measured costs, run the share.
-    void run() {
+    /// order), plan the helpers from the measured costs, run the share;
+    /// `alone`: one group, no helper. `others`: other callers of the pool.
+    void run(bool alone, int others) {
         Pool& pool = call.runtime->pool();
         const Topology& topo = pool.topology();
+        // Alone: every unit in the last group ("any CCD"), none placed.
         const int nccd = topo.num_ccds();
         // Group g = CCD g; the last group holds units the policy does not
         // place (flat_steal, round_robin).
         std::vector<int> ccd_of_unit(units.size());
         std::vector<size_t> count(nccd + 1, 0);
         for (size_t u = 0; u < units.size(); u++) {
-            const int c = pool.pick_ccd(units[u].id);
+            const int c = alone ? -1 : pool.pick_ccd(units[u].id);
             ccd_of_unit[u] = c >= 0 && c < nccd ? c : nccd;
             count[ccd_of_unit[u]]++;
         }
@@ -370,10 +416,9 @@ struct ScanShare final : RunnerFactory {
 
         const double ns_per_code =
                 scan_ns_per_code(call.table_id, call.ivf.code_size);
-        Pool::CallerScope scope(pool);
         HelperPlanInput in;
-        in.caller_ccd = pool.caller_ccd();
-        in.other_callers = scope.others();
+        in.caller_ccd = alone ? -1 : pool.caller_ccd();
+        in.other_callers = others;
         in.handoff_ns = pool.handoff_ns();
         for (int c = 0; c < nccd; c++) {
             in.ccd_workers.push_back(topo.ccd_size(c));
@@ -399,10 +444,13 @@ struct ScanShare final : RunnerFactory {
             sg.end = int64_t(e);
             groups.push_back(sg);
             in.work_ns.push_back(codes * ns_per_code);
+            in.units.push_back(int64_t(e - b));
             in.group_ccd.push_back(g < nccd ? g : -1);
             estimated_ns += codes * ns_per_code;
         }
-        const std::vector<int> helpers = call.shape.helpers < 0
+        const std::vector<int> helpers = alone
+                ? std::vector<int>(groups.size(), 0)
+                : call.shape.helpers < 0
                 ? plan_helpers(in)
                 : std::vector<int>(groups.size(), call.shape.helpers);
         for (size_t g = 0; g < groups.size(); g++) {
@@ -433,6 +481,7 @@ struct ScanShare final : RunnerFactory {
 template <class Body>
 void run_scans(
         const ScanCall& call,
+        const ScanPlan& plan,
         bool list_major,
         std::vector<ScanItem>& items,
         const Body& body) {
@@ -450,7 +499,7 @@ void run_scans(
     try {
         ScanShare<Body> share(call, body, items);
         share.cut(max_items);
-        share.run();
+        share.run(plan.alone, plan.scope.others());
     } catch (const std::exception& e) {
         // As IndexIVF::search_preassigned reports a scan's error.
         FAISS_THROW_FMT(
@@ -482,6 +531,11 @@ struct KnnScan {
         std::vector<idx_t> ids;
         size_t updates = 0;
         idx_t q = -1; ///< the query set in the scanner
+        /// The heap holds only `seed` entries (labels -1): the last scan
+        /// changed nothing, so the next one with the same seed needs no
+        /// refill.
+        bool clean = false;
+        float seed = 0;
         explicit Local(const KnnScan& b)
                 : scanner(b.call.scanner()), dis(b.k), ids(b.k) {}
     };
@@ -491,30 +545,19 @@ struct KnnScan {
     }
 
     void scan(Local& local, const ScanItem& item) const {
-        local.updates +=
-                scan(*local.scanner,
-                     local.q,
-                     item,
-                     local.dis.data(),
-                     local.ids.data());
-    }
-
-    size_t scan(
-            InvertedListScanner& scanner,
-            idx_t& scanner_q,
-            const ScanItem& item,
-            float* local_dis,
-            idx_t* local_ids) const {
         const InvertedLists* il = call.ivf.invlists;
-        if (scanner_q != item.q) {
+        InvertedListScanner& scanner = *local.scanner;
+        if (local.q != item.q) {
             scanner.set_query(x + item.q * call.ivf.d);
-            scanner_q = item.q;
+            local.q = item.q;
         }
         scanner.set_list(
                 item.list_no,
                 coarse_dis[item.q * call.nprobe + item.p]);
         InvertedLists::ScopedCodes codes(il, item.list_no);
         InvertedLists::ScopedIds ids(il, item.list_no);
+        float* local_dis = local.dis.data();
+        idx_t* local_ids = local.ids.data();
         // Seed the local heap just past the query's current k-th distance
         // b: a code worse than b can never reach the answer (that bound
         // only tightens), so the scanner rejects it at once instead of
@@ -539,8 +582,11 @@ struct KnnScan {
             std::lock_guard<QueryLock> guard(lock);
             bound = dis[0];
         }
-        std::fill(local_dis, local_dis + k, C::nextafter(bound));
-        std::fill(local_ids, local_ids + k, idx_t(-1));
+        const float seed = C::nextafter(bound);
+        if (!(local.clean && local.seed == seed)) {
+            std::fill(local_dis, local_dis + k, seed);
+            std::fill(local_ids, local_ids + k, idx_t(-1));
+        }
         const size_t updates = scanner.scan_codes(
                 item.end - item.begin,
                 codes.get() + item.begin * il->code_size,
@@ -548,6 +594,16 @@ struct KnnScan {
                 local_dis,
                 local_ids,
                 k);
+        local.updates += updates;
+        // No update: the heap is as seeded and holds nothing to merge
+        // (scan_codes counts every change it makes to the heap, as
+        // IndexIVFStats::nheap_updates has it). Most late probes of a
+        // query end here once its k-th distance is tight.
+        local.clean = updates == 0;
+        local.seed = seed;
+        if (local.clean) {
+            return;
+        }
         std::lock_guard<QueryLock> guard(lock);
         for (idx_t j = 0; j < k; j++) {
             if (local_ids[j] != -1 &&
@@ -555,7 +611,6 @@ struct KnnScan {
                 heap_replace_top<C>(k, dis, lab, local_dis[j], local_ids[j]);
             }
         }
-        return updates;
     }
 };
 
@@ -577,7 +632,8 @@ void knn_scans(
             heap_heapify<C>(k, distances + q * k, labels + q * k);
         }
     }
-    std::vector<ScanItem> items = call.items(n, keys);
+    const ScanPlan plan(call, n, keys);
+    std::vector<ScanItem> items = call.items(n, keys, !plan.alone);
     std::unique_ptr<QueryLock[]> locks(new QueryLock[n]);
     std::atomic<size_t> nheap{0};
     const KnnScan<C> body{
@@ -589,7 +645,7 @@ void knn_scans(
             labels,
             locks.get(),
             &nheap};
-    run_scans(call, n >= call.shape.list_major_min_batch, items, body);
+    run_scans(call, plan, n >= call.shape.list_major_min_batch, items, body);
     if (heap_init) {
         for (idx_t q = 0; q < n; q++) {
             heap_reorder<C>(k, distances + q * k, labels + q * k);
@@ -721,6 +777,11 @@ void assign_then_scan(
         const float* x,
         const SearchParametersIVF* params,
         Scan&& scan) {
+    // The whole search, quantizer included, is one caller of the pool:
+    // with more concurrent searches than workers, they run in arrival
+    // order (Pool::CallerScope). The scans' own scope nests in this one.
+    std::shared_ptr<Runtime> held;
+    Pool::CallerScope scope(call_runtime(params, held).pool());
     const double t0 = getmillisecs();
     const CoarseAssignment coarse(ivf, n, x, params);
     IndexIVFStats local;
@@ -925,12 +986,13 @@ bool ivf_range_search_preassigned(
             "IVF range search: result is null or its nq differs from n");
     ScanCall call(ivf, params, store_pairs);
     call.max_codes = 0; // FAISS's range search does not limit the codes
-    std::vector<ScanItem> items = call.items(n, keys);
+    const ScanPlan plan(call, n, keys);
+    std::vector<ScanItem> items = call.items(n, keys, !plan.alone);
     std::vector<ItemHits> hits(items.size());
     const RangeScan
             body{call, x, radius, coarse_dis, items.data(), hits.data()};
     // Query-major: the hits of a query then come in FAISS's order.
-    run_scans(call, false, items, body);
+    run_scans(call, plan, false, items, body);
 
     std::fill(result->lims, result->lims + n + 1, 0);
     for (size_t i = 0; i < items.size(); i++) {

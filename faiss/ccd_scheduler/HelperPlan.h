@@ -15,7 +15,8 @@
  *   total < payback                     -> no helper: the caller runs all
  *   spare     = num_workers - other_callers - 1 (the caller's own core)
  *   want[g]   = floor(work_ns[g] / payback), at most the CCD's workers
- *               (minus one on the caller's own CCD, the caller's core)
+ *               (minus one on the caller's own CCD, the caller's core),
+ *               and at most the group's units (minus the caller's one)
  *   helpers   = want, cut to `spare` in total, the largest groups served
  *               first.
  *
@@ -24,6 +25,7 @@
 
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace faiss {
@@ -37,6 +39,10 @@ struct HelperPlanInput {
     int caller_ccd = -1;          ///< the caller's CCD, or -1 (unknown)
     int other_callers = 0;        ///< other threads running such work now
     double handoff_ns = 0;        ///< measured submit-to-start delay
+    /// per group: units a participant takes at a time; empty = unbounded.
+    /// A group never gets more helpers than units for them (one unit of
+    /// the caller's own group is the caller's).
+    std::vector<int64_t> units;
 };
 
 /// kPaybackFactor: a helper must get this many hand-offs' worth of work.
@@ -47,6 +53,15 @@ constexpr double kPaybackFactor = 2.0;
 
 /// plan_helpers: helpers per group (same order as work_ns).
 std::vector<int> plan_helpers(const HelperPlanInput& in);
+
+/// helpers_may_pay: whether plan_helpers can give any helper to work of
+/// `total_work_ns` in all: false means the caller runs it alone whatever
+/// its grouping (a caller may then skip shaping it for helpers).
+bool helpers_may_pay(
+        double total_work_ns,
+        int num_workers,
+        int other_callers,
+        double handoff_ns);
 
 } // namespace ccd
 } // namespace faiss

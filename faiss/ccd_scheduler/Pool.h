@@ -16,7 +16,8 @@
  *   3. ccd policy only, and only when step 2 found every sibling empty:
  *      steal from a remote CCD whose backlog reaches the threshold, unless
  *      the exponential backoff after failed cross rounds says skip;
- *   4. none found: spin (re-running 1-3), then park.
+ *   4. none found: spin (re-running 1-3) with PAUSEs, then with
+ *      sched_yield() for yield_spin_us, then park.
  *
  * Parking protocol (no lost wake-up). Worker w, to sleep:
  *   P1  parker[w].prepare()            seq_cst store  parked = 1
@@ -75,9 +76,22 @@ namespace ccd {
 struct PoolOptions {
     StealConfig steal;       ///< cross-CCD threshold and backoff
     bool pin_workers = true; ///< pin workers that have a CPU
-    /// spin_rounds: find_task rounds an idle worker polls before parking;
-    /// -1 picks 64 when every worker has a core, 2 when oversubscribed.
+    /// spin_rounds: find_task rounds an idle worker polls (with PAUSEs in
+    /// between) before it yields; -1 picks 64 when every worker has a
+    /// core, 2 when oversubscribed.
     int spin_rounds = -1;
+    /// yield_spin_us: then, for this long, it polls with sched_yield() in
+    /// between (so a client thread that shares its core runs first), and
+    /// only then parks. A closed-loop client's next query usually comes
+    /// within it, to an awake worker (OpenMP's threads spin likewise). -1
+    /// picks 100 when every worker has a core, 0 when oversubscribed.
+    int yield_spin_us = -1;
+    /// fifo_callers: CallerScope lets at most num_workers + 1 outside
+    /// callers in at once, in arrival order (see there). Off by default:
+    /// with 8 closed-loop clients on 2 workers it cut bench_ivf's P999 to
+    /// a third, but cost a fifth of the QPS (a sleep and a wake-up per
+    /// search).
+    bool fifo_callers = false;
     uint32_t deque_capacity = 4096; ///< per worker, a power of two
     uint32_t ring_capacity = 1024;  ///< per worker, a power of two
     /// mapping: MappingId -> CCD; nullptr = HashMapping.
@@ -158,7 +172,13 @@ class Pool {
 
     /// CallerScope: while alive, counts the calling thread among the
     /// pool's active callers (threads running work of their own beside
-    /// the pool, WorkShare's callers). Any thread.
+    /// the pool, WorkShare's callers). With PoolOptions::fifo_callers, at
+    /// most num_workers() + 1 outside threads are active at once, the others
+    /// waiting (asleep) to enter in the order they came: concurrent
+    /// searches then run first come, first served. A worker of the pool,
+    /// or a thread already inside a scope, enters at once (waiting could
+    /// deadlock on itself), and a nested scope counts its thread once.
+    /// Any thread.
     class CallerScope {
        public:
         explicit CallerScope(const Pool& pool);
@@ -172,6 +192,8 @@ class Pool {
 
        private:
         const Pool& pool_;
+        bool nested_; ///< inside another scope of this thread
+        bool gated_;
         int others_;
     };
 
@@ -179,9 +201,11 @@ class Pool {
     /// submitted; folded into handoff_ns(). Any thread.
     void note_handoff(double ns) const;
     /// handoff_ns: a moving average of the noted submit-to-start delays
-    /// (kInitialHandoffNs before the first).
+    /// (kInitialHandoffNs before the first), halved for every
+    /// kHandoffHalfLifeNs since the last sample.
     double handoff_ns() const;
     static constexpr double kInitialHandoffNs = 20000;
+    static constexpr double kHandoffHalfLifeNs = 10e6;
 
     /// set_mapping: publish a new MappingId -> CCD mapping (nullptr: back
     /// to HashMapping) and return its epoch. Submissions that start after
@@ -201,6 +225,7 @@ class Pool {
    private:
     struct Worker;
     struct MappingSlot;
+    struct CallerGate;
 
     /// dispatch: place and push a task, then wake whoever should run it.
     void dispatch(TaskNode* task);
@@ -220,6 +245,7 @@ class Pool {
     StealPolicy policy_;
     PoolOptions options_;
     int spin_rounds_;
+    int64_t yield_spin_ns_;
 
     // The mapping: every submit that places by id reads it without a lock
     // (detail/SwapSlot.h has the protocol and its proof); its version is
@@ -236,7 +262,9 @@ class Pool {
     // Load signals: written once per share or helper, not per task.
     alignas(64) mutable std::atomic<int> callers_{0};
     mutable std::atomic<double> handoff_ns_{kInitialHandoffNs};
-    std::vector<int> ccd_of_cpu_; ///< by CPU number; -1: not ours
+    mutable std::atomic<int64_t> handoff_at_ns_{0}; ///< steady clock, ns
+    std::vector<int> ccd_of_cpu_;             ///< by CPU number; -1: not ours
+    std::unique_ptr<CallerGate> caller_gate_; ///< null: no fifo_callers
     alignas(64) std::atomic<bool> stop_{false};
 };
 

@@ -33,6 +33,7 @@ constexpr int64_t kWorkerNapNs = 50 * 1000;
 struct alignas(64) Cursor {
     std::atomic<int64_t> next{0};
     int64_t end = 0;
+    bool caller_runs = true;
 };
 
 /// ShareState: what helpers may touch after the call returned (see
@@ -73,17 +74,22 @@ struct ShareState {
 };
 
 /// participate: claim and run units of groups [first, first + span)
-/// (modulo the number of groups) until none is left; returns how many it
-/// ran. The runner dies before the last unit is reported done. A helper
-/// counts itself in helpers_with_units on its first unit, before any
-/// done() of its own, so the caller sees the count complete.
+/// (modulo the number of groups; the caller skips groups it may not run)
+/// until none is left; returns how many it ran. The runner dies before the
+/// last unit is reported done. A helper counts itself in
+/// helpers_with_units on its first unit, before any done() of its own, so
+/// the caller sees the count complete.
 int64_t participate(ShareState& s, int first, int span, bool is_helper) {
     std::unique_ptr<UnitRunner> runner;
     int64_t ran = 0;
     int g = 0;
     auto next_unit = [&]() -> int64_t {
         for (; g < span; g++) {
-            const int64_t u = s.claim((first + g) % s.num_groups);
+            const int group = (first + g) % s.num_groups;
+            if (!is_helper && !s.cursors[group].caller_runs) {
+                continue;
+            }
+            const int64_t u = s.claim(group);
             if (u >= 0) {
                 return u;
             }
@@ -151,10 +157,14 @@ ShareStats run_shared(
     state->num_groups = ng;
     state->cursors.reset(new Cursor[ng > 0 ? ng : 1]);
     for (int g = 0; g < ng; g++) {
-        if (groups[g].end < groups[g].begin || groups[g].helpers < 0) {
+        if (groups[g].end < groups[g].begin || groups[g].helpers < 0 ||
+            (!groups[g].caller_runs && groups[g].helpers == 0 &&
+             groups[g].end > groups[g].begin)) {
             throw std::invalid_argument(
-                    "run_shared: a group has end < begin or helpers < 0");
+                    "run_shared: a group has end < begin, helpers < 0, or "
+                    "units handed off (caller_runs = false) to no helper");
         }
+        state->cursors[g].caller_runs = groups[g].caller_runs;
         state->cursors[g].next.store(
                 groups[g].begin,
                 std::memory_order_relaxed);
@@ -179,7 +189,12 @@ ShareStats run_shared(
                     participate(s, g, 1, true);
                 });
             } catch (...) {
-                break; // out of memory: the caller runs what is left
+                // Out of memory: the caller runs what is left, handed off
+                // or not (it must not wait for a helper that never comes).
+                for (int other = 0; other < ng; other++) {
+                    state->cursors[other].caller_runs = true;
+                }
+                break;
             }
             stats.helpers_submitted++;
         }

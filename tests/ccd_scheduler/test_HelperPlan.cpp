@@ -69,6 +69,17 @@ TEST(HelperPlan, UnknownCcdsCountTheWholePool) {
     EXPECT_EQ(plan_helpers(in), std::vector<int>{3});
 }
 
+TEST(HelperPlan, NeverMoreHelpersThanUnitsLeft) {
+    HelperPlanInput in = one_ccd(1e9, 8, 20e3);
+    in.units = {1}; // the caller's one unit
+    EXPECT_EQ(plan_helpers(in), std::vector<int>{0});
+    in.units = {4};
+    EXPECT_EQ(plan_helpers(in), std::vector<int>{3});
+    in.caller_ccd = 1; // another CCD's group: all its units for helpers
+    in.ccd_workers = {8, 8};
+    EXPECT_EQ(plan_helpers(in), std::vector<int>{4});
+}
+
 TEST(HelperPlan, NoHandoffMeasuredYetStillCapped) {
     EXPECT_EQ(plan_helpers(one_ccd(5, 4, 0)), std::vector<int>{3});
     EXPECT_EQ(plan_helpers(one_ccd(0, 4, 0)), std::vector<int>{0});

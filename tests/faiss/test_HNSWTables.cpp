@@ -46,6 +46,7 @@ TEST_P(HNSWTablesMatchesStock, Synthetic) {
     auto runtime = make_runtime("2x2");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(7, index.get(), false);
     EXPECT_EQ(tables.ef_search(7), index->hnsw.efSearch);
     EXPECT_EQ(tables.dimension(7), d);
@@ -88,6 +89,48 @@ TEST_P(HNSWTablesMatchesStock, Synthetic) {
     tables.search(7, 0, nullptr, 10, nullptr, nullptr);
 }
 
+// hand_off 0 and -1 on a one-CCD pool: the calling thread runs the
+// queries (workers help a batch whose measured cost pays for them); same
+// answers as stock; a single query never becomes a pool task.
+TEST(HNSWTablesInCaller, SameAnswersAndSingleQueriesStayInTheCaller) {
+    const int d = 24, nb = 3000, nq = 300;
+    const auto base = clustered(nb, d, 20, 11);
+    const auto queries = clustered(nq, d, 20, 12);
+    auto index = make_hnsw("HNSW16", d, base, faiss::METRIC_L2);
+    auto runtime = make_runtime("1x2");
+    Pool& pool = runtime->pool();
+    HNSWTables tables(runtime);
+    tables.add_table(3, index.get(), false);
+    const Answer ref = reference(*index, nq, queries.data(), 10);
+    for (int hand_off : {-1, 0}) {
+        tables.hand_off = hand_off;
+        for (int rep = 0; rep < 3; rep++) { // the first batch measures
+            EXPECT_EQ(via_tables(tables, 3, nq, queries.data(), 10), ref)
+                    << "hand_off " << hand_off;
+        }
+        pool.wait_idle();
+        const uint64_t before = pool.stats().tasks_run();
+        Answer one{std::vector<float>(10), std::vector<idx_t>(10)};
+        for (idx_t q = 0; q < 50; q++) {
+            tables.search(
+                    3,
+                    1,
+                    queries.data() + q * d,
+                    d,
+                    10,
+                    one.D.data(),
+                    one.I.data());
+            ASSERT_TRUE(std::equal(
+                    one.I.begin(),
+                    one.I.end(),
+                    ref.I.begin() + q * 10));
+        }
+        pool.wait_idle();
+        EXPECT_EQ(pool.stats().tasks_run(), before)
+                << "a single query went to the pool, hand_off " << hand_off;
+    }
+}
+
 // search_batch_async: the same answers as the synchronous search, the
 // callback called once after every query finished; input errors throw at
 // once and submit nothing; a query's error reaches the callback.
@@ -99,6 +142,7 @@ TEST_P(HNSWTablesMatchesStock, BatchAsync) {
     auto index = make_hnsw(key, d, base, metric);
     auto runtime = make_runtime("2x2");
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(3, index.get(), false);
     Answer got{std::vector<float>(nq * k), std::vector<idx_t>(nq * k)};
     std::promise<std::exception_ptr> done;
@@ -212,6 +256,7 @@ TEST_P(HNSWTablesMatchesStock, FewerThanKAndEmpty) {
     auto runtime = make_runtime("2x1");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(1, empty.get(), false);
     tables.add_table(2, tiny.get(), false);
     const auto queries = clustered(9, d, 4, 4);
@@ -257,6 +302,7 @@ TEST(HNSWTablesFashionMnist, FlatAndSQ8MatchStock) {
     auto runtime = make_runtime("2x1");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     uint32_t id = 0;
     for (const char* key : {"HNSW32", "HNSW32,SQ8"}) {
         auto index = make_hnsw(key, base.d, base.x);
@@ -332,6 +378,7 @@ TEST_P(HNSWTablesPolicies, SixteenClientsTenTablesMatchSerial) {
     auto runtime = make_runtime("2x2", GetParam());
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     for (int t = 0; t < TenTables::kTables; t++) {
         tables.add_table(100 + t, data.indexes[t].get(), false);
     }
@@ -447,6 +494,7 @@ TEST_P(HNSWTablesPolicies, NestedSearchFromATask) {
     auto runtime = make_runtime("1x1", GetParam());
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(1, data.indexes[0].get(), false);
     Answer got{
             std::vector<float>(8 * TenTables::kK),
@@ -496,6 +544,7 @@ TEST(HNSWTablesPlacement, CcdPolicyKeepsEachTableOnItsCcd) {
     auto runtime = make_runtime("3x2", PolicyKind::ccd, options);
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     WorkerSink sink;
     sink.pool = &pool;
     tables.traffic_sink = &sink;
@@ -585,6 +634,7 @@ TEST(HNSWTablesTraffic, TouchedNodesAreExact) {
     auto runtime = make_runtime("2x2");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(12, &index, false);
     const MappingId id = make_mapping_id(12, 0);
     for (int run = 0; run < 2; run++) {

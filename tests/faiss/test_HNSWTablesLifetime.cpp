@@ -37,6 +37,7 @@ TEST(HNSWTablesAsync, FutureAndCallbackMatchStock) {
     auto runtime = make_runtime("2x2");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     WorkerSink sink;
     sink.pool = &pool;
     tables.traffic_sink = &sink;
@@ -118,6 +119,7 @@ TEST(HNSWTablesAsync, ErrorsInsideTasksReachTheCaller) {
     auto runtime = make_runtime("2x1");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(1, &index, false);
     std::vector<float> q(base.begin(), base.begin() + d);
     std::vector<float> D(3 * 4);
@@ -191,6 +193,7 @@ TEST_P(HNSWTablesLifetimePolicies, UnregisterWithQueriesInFlight) {
     auto runtime = make_runtime("2x1", GetParam());
     Pool& pool = runtime->pool();
     auto tables = std::make_unique<HNSWTables>(runtime);
+    tables->hand_off = 1; // queries as pool tasks, whatever the topology
     tables->add_table(9, index, true);
     Blockers blockers(pool);
 
@@ -284,6 +287,7 @@ TEST(HNSWTablesLifetime, NotOwnedFreedAfterReleased) {
     auto runtime = make_runtime("2x1");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(4, index.get(), false);
     std::shared_future<void> released;
     std::vector<std::future<HNSWQueryResult>> futures;
@@ -329,6 +333,7 @@ TEST(HNSWTablesLifetime, DestroyedWithAsyncQueriesInFlight) {
     auto runtime = make_runtime("2x1");
     Pool& pool = runtime->pool();
     auto tables = std::make_unique<HNSWTables>(runtime);
+    tables->hand_off = 1; // queries as pool tasks, whatever the topology
     tables->add_table(6, index, true);
     std::vector<std::future<HNSWQueryResult>> futures;
     Blockers blockers(pool);
@@ -372,6 +377,7 @@ TEST(HNSWTablesBadInput, ClearErrorsAndPoolStillUsable) {
     auto runtime = make_runtime("2x1");
     Pool& pool = runtime->pool();
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(1, index.get(), false);
     const float* x = base.data();
     std::vector<float> D(10 + 4, -7.0f);
@@ -520,6 +526,7 @@ TEST(HNSWTablesBadInput, TablesKeepTheirRuntime) {
     auto index = make_hnsw("HNSW8", d, base);
     auto runtime = make_runtime("1x1");
     HNSWTables tables(runtime);
+    tables.hand_off = 1; // queries as pool tasks, whatever the topology
     tables.add_table(1, index.get(), false);
     runtime.reset();
     EXPECT_EQ(

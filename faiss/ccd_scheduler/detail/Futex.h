@@ -60,6 +60,32 @@ inline void futex_wake(std::atomic<uint32_t>* word, int count = INT_MAX) {
             0);
 }
 
+/// futex_wait_bitset: futex_wait that only wakes with a futex_wake_bitset
+/// whose mask shares a bit with `mask` (untimed).
+inline void futex_wait_bitset(
+        std::atomic<uint32_t>* word,
+        uint32_t expected,
+        uint32_t mask) {
+    syscall(SYS_futex,
+            reinterpret_cast<uint32_t*>(word),
+            FUTEX_WAIT_BITSET_PRIVATE,
+            expected,
+            nullptr,
+            nullptr,
+            mask);
+}
+
+/// futex_wake_bitset: wake the sleepers on `word` whose mask meets `mask`.
+inline void futex_wake_bitset(std::atomic<uint32_t>* word, uint32_t mask) {
+    syscall(SYS_futex,
+            reinterpret_cast<uint32_t*>(word),
+            FUTEX_WAKE_BITSET_PRIVATE,
+            INT_MAX,
+            nullptr,
+            nullptr,
+            mask);
+}
+
 /// cpu_relax: a spin-wait hint to the core (PAUSE on x86).
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
