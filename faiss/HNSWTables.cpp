@@ -266,6 +266,11 @@ void run_search(
         tasks.wait();
         return;
     }
+    if (n == 1) {
+        // One query: nobody could help; no share to set up.
+        run_query(t, x, k, p, distances, labels, sink);
+        return;
+    }
     HelperPlanInput in;
     in.work_ns = {double(n) * t.ns_per_query.load(std::memory_order_relaxed)};
     in.group_ccd = {table_ccd};

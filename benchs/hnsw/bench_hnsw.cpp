@@ -14,6 +14,10 @@
  *          of workers per CCD (--threshold overrides).
  *   V2-hash  ablation: the CCD pool as constructed (hash placement, no
  *          monitor, cross-CCD threshold 1).
+ *   V2-auto  V2 with HNSWTables' default hand_off (-1): a query moves to
+ *          its table's CCD only when the client runs on another CCD; on
+ *          a one-CCD machine every query runs in the client thread.
+ *          V0-V2-hash force a task per query (hand_off 1).
  *   stock  IndexHNSW::search(1 query) called by each client thread itself,
  *          OpenMP held to one thread: no pool at all, for scale.
  * V0-V2 run on every topology (the real one and emulated ones, e.g. 4x2,
@@ -194,6 +198,7 @@ struct Contender {
     std::string name;
     PolicyKind policy;
     bool tuned = false;
+    int hand_off = 1; ///< HNSWTables::hand_off
 };
 
 /// SearchFn: one query (client, table, query number) into D, I.
@@ -363,6 +368,7 @@ struct Bench {
                                         .set_monitor_config(config));
         Pool& pool = runtime->pool();
         HNSWTables tables(runtime);
+        tables.hand_off = contender.hand_off;
         for (int t = 0; t < w.num_tables(); t++) {
             tables.add_table(uint32_t(t), w.indexes[t].get(), false);
         }
@@ -462,7 +468,8 @@ int main_impl(int argc, char** argv) {
             {"V0", PolicyKind::round_robin, false},
             {"V1", PolicyKind::flat_steal, false},
             {"V2", PolicyKind::ccd, true},
-            {"V2-hash", PolicyKind::ccd, false}};
+            {"V2-hash", PolicyKind::ccd, false},
+            {"V2-auto", PolicyKind::ccd, true, -1}};
     for (int c : b.o.clients) {
         fprintf(stderr, "bench_hnsw: %d clients\n", c);
         b.run_stock(c);

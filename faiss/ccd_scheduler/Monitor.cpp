@@ -4,10 +4,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
+#include <thread>
 
 namespace faiss {
 namespace ccd {
+
+namespace {
+/// tl_outside_slot: a thread's outside buffer, from a hash of its id.
+thread_local const uint32_t tl_outside_slot = uint32_t(
+        hash_mapping_id(
+                std::hash<std::thread::id>()(std::this_thread::get_id())) >>
+        32);
+} // namespace
 
 Monitor::Monitor(
         Pool& pool,
@@ -22,8 +32,8 @@ Monitor::Monitor(
         throw std::invalid_argument(
                 "MonitorConfig: imbalance_threshold must be >= 1");
     }
-    buffers_.reserve(pool.num_workers() + 1);
-    for (int i = 0; i <= pool.num_workers(); i++) {
+    buffers_.reserve(pool.num_workers() + kOutsideBuffers);
+    for (int i = 0; i < pool.num_workers() + kOutsideBuffers; i++) {
         buffers_.emplace_back(new Buffer());
     }
 }
@@ -34,7 +44,13 @@ Monitor::~Monitor() {
 
 void Monitor::record(MappingId id, uint64_t, uint64_t bytes) noexcept {
     const int w = pool_.current_worker();
-    Buffer& buffer = *buffers_[w >= 0 ? w : pool_.num_workers()];
+    // Outside threads (callers that search themselves) spread over their
+    // own buffers by a per-thread hash, so they do not queue on one lock.
+    Buffer& buffer =
+            *buffers_
+                    [w >= 0 ? w
+                            : pool_.num_workers() +
+                                     int(tl_outside_slot % kOutsideBuffers)];
     try {
         std::lock_guard<std::mutex> lock(buffer.mutex);
         buffer.records.push_back({id, bytes});

@@ -124,6 +124,8 @@ class Monitor final : public TrafficSink {
     Pool& pool_;
     MonitorConfig config_;
     std::shared_ptr<const Clock> clock_;
+    /// Buffers for threads that are not workers, picked by thread.
+    static constexpr int kOutsideBuffers = 16;
     std::vector<std::unique_ptr<Buffer>> buffers_; ///< per worker, + outsiders
 
     mutable std::mutex mutex_; ///< guards everything below
