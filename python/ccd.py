@@ -267,6 +267,18 @@ class HNSWTables:
     def pool(self):
         return self._pool
 
+    @property
+    def hand_off(self):
+        """Where search() runs its queries: -1 (default) decides by cost
+        (in the calling thread unless it runs on another CCD than the
+        table's), 1 always as pool tasks on the table's CCD, 0 always in
+        the calling thread (see HNSWTables::hand_off in C++)."""
+        return self._tables.hand_off
+
+    @hand_off.setter
+    def hand_off(self, value):
+        self._tables.hand_off = _check_int("hand_off", value, -1, 1)
+
     def add_table(self, table_id, index, ef_search=None):
         table_id = _check_int("table_id", table_id, 0, MAX_TABLE_ID)
         if not isinstance(index, faiss.IndexHNSW):

@@ -1,6 +1,7 @@
 #include <faiss/ccd_scheduler/Monitor.h>
 
 #include <faiss/ccd_scheduler/HotColdMapping.h>
+#include <faiss/ccd_scheduler/detail/ForkGeneration.h>
 
 #include <algorithm>
 #include <chrono>
@@ -185,16 +186,18 @@ void Monitor::start(double period_s) {
         throw std::invalid_argument("Monitor::start: period must be > 0");
     }
     {
-        std::lock_guard<std::mutex> lock(thread_mutex_);
-        thread_stop_ = false;
+        std::lock_guard<std::mutex> lock(sync_->mutex);
+        sync_->stop = false;
     }
+    thread_generation_ = detail::fork_generation();
     thread_ = std::thread([this, period_s] {
-        std::unique_lock<std::mutex> lock(thread_mutex_);
-        while (!thread_cv_.wait_for(
+        ThreadSync& sync = *sync_;
+        std::unique_lock<std::mutex> lock(sync.mutex);
+        while (!sync.cv.wait_for(
                 lock,
                 std::chrono::duration<double>(period_s),
-                [this] {
-                    return thread_stop_;
+                [&sync] {
+                    return sync.stop;
                 })) {
             lock.unlock();
             tick();
@@ -204,11 +207,19 @@ void Monitor::start(double period_s) {
 }
 
 void Monitor::stop() {
-    {
-        std::lock_guard<std::mutex> lock(thread_mutex_);
-        thread_stop_ = true;
+    if (thread_.joinable() && thread_generation_ != detail::fork_generation()) {
+        // A fork() child: the thread is the parent's and is not here (and
+        // its lock may be held by it forever). Keep the handle, unused.
+        new std::thread(std::move(thread_));
+        sync_.release();
+        sync_.reset(new ThreadSync());
+        return;
     }
-    thread_cv_.notify_all();
+    {
+        std::lock_guard<std::mutex> lock(sync_->mutex);
+        sync_->stop = true;
+    }
+    sync_->cv.notify_all();
     if (thread_.joinable()) {
         thread_.join();
     }

@@ -137,10 +137,17 @@ class Monitor final : public TrafficSink {
     std::vector<RemapRecord> history_;
     std::shared_ptr<const MappingSnapshot> snapshot_; ///< last published
 
-    std::mutex thread_mutex_;
-    std::condition_variable thread_cv_;
-    bool thread_stop_ = false; ///< guarded by thread_mutex_
+    /// ThreadSync: how stop() wakes the thread. On the heap: a fork()
+    /// child must leave it alone (the parent's thread waits in it there
+    /// forever, and destroying a condition variable waits for waiters).
+    struct ThreadSync {
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool stop = false; ///< guarded by mutex
+    };
+    std::unique_ptr<ThreadSync> sync_{new ThreadSync()};
     std::thread thread_;
+    uint64_t thread_generation_ = 0; ///< detail::fork_generation() at start
 };
 
 } // namespace ccd

@@ -1,6 +1,7 @@
 #include <faiss/ccd_scheduler/Pool.h>
 
 #include <faiss/ccd_scheduler/detail/FifoGate.h>
+#include <faiss/ccd_scheduler/detail/ForkGeneration.h>
 #include <faiss/ccd_scheduler/detail/Futex.h>
 #include <faiss/ccd_scheduler/detail/Parker.h>
 #include <faiss/ccd_scheduler/detail/RunQueue.h>
@@ -144,6 +145,7 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
         workers_.emplace_back(
                 new Worker(options_, hash_mapping_id(uint64_t(w) + 0x5eed)));
     }
+    fork_generation_ = detail::fork_generation();
     threads_.reserve(nw);
     try {
         for (int w = 0; w < nw; w++) {
@@ -170,6 +172,7 @@ Pool::~Pool() {
                 "tasks; that can never finish\n");
         std::abort();
     }
+    revive_after_fork(); // a child's pool drains its copied queue first
     wait_idle();
     // seq_cst: pairs with P1-P3 of the parking protocol (see Pool.h).
     stop_.store(true, std::memory_order_seq_cst);
@@ -179,6 +182,53 @@ Pool::~Pool() {
     for (std::thread& t : threads_) {
         t.join();
     }
+}
+
+void Pool::revive_after_fork() const {
+    if (fork_generation_.load(std::memory_order_acquire) ==
+        detail::fork_generation()) {
+        return;
+    }
+    const_cast<Pool*>(this)->revive();
+}
+
+void Pool::revive() {
+    // In a fork() child. Several threads of the child may get here at once:
+    // one revives, the others wait for it. (No std::mutex: one copied from
+    // the parent could be held by a thread the child does not have.)
+    uint32_t expected = 0;
+    while (!reviving_.compare_exchange_weak(
+            expected,
+            1,
+            std::memory_order_acquire)) {
+        expected = 0;
+        sched_yield();
+    }
+    const uint64_t now = detail::fork_generation();
+    if (fork_generation_.load(std::memory_order_relaxed) != now) {
+        // The parent's threads do not exist here: their handles can be
+        // neither joined nor detached, so they are kept, unused, forever.
+        new std::vector<std::thread>(std::move(threads_));
+        threads_.clear();
+        // What the parent's threads held when it forked is released: park
+        // slots, the count of parked workers, caller slots.
+        for (auto& worker : workers_) {
+            worker->parker.reset_after_fork();
+        }
+        num_parked_.store(0, std::memory_order_relaxed);
+        callers_.store(0, std::memory_order_relaxed);
+        if (caller_gate_) {
+            caller_gate_.release(); // may be held by a parent thread: kept
+            caller_gate_.reset(new CallerGate(uint32_t(num_workers() + 1)));
+        }
+        for (int w = 0; w < num_workers(); w++) {
+            threads_.emplace_back([this, w] {
+                worker_main(w);
+            });
+        }
+        fork_generation_.store(now, std::memory_order_release);
+    }
+    reviving_.store(0, std::memory_order_release);
 }
 
 int Pool::current_worker() const {
@@ -213,6 +263,9 @@ Pool::CallerScope::CallerScope(const Pool& pool)
     others_ = nested_
             ? std::max(0, pool.callers_.load(std::memory_order_relaxed) - 1)
             : pool.callers_.fetch_add(1, std::memory_order_relaxed);
+    if (!nested_) {
+        pool.callers_entered_.fetch_add(1, std::memory_order_relaxed);
+    }
 }
 
 Pool::CallerScope::~CallerScope() {
@@ -284,6 +337,7 @@ int Pool::choose_worker_in_ccd(int ccd) {
 }
 
 void Pool::dispatch(TaskNode* task) {
+    revive_after_fork();
     const int self = current_worker();
     const bool local = task->id == kLocalMappingId;
     int target;
@@ -518,6 +572,7 @@ void Pool::wait_idle() const {
         throw std::logic_error(
                 "Pool::wait_idle called from one of the pool's own tasks");
     }
+    revive_after_fork();
     // Idle when every task ever pushed has retired. Sum the retired counts
     // first, then the pushed counts: a task counted as retired was pushed
     // before it retired, so it is in the later sum too; equal sums then
@@ -547,6 +602,7 @@ void Pool::wait_idle() const {
 PoolStats Pool::stats() const {
     PoolStats s;
     s.mapping_epoch = mapping_epoch();
+    s.callers = callers_entered_.load(std::memory_order_relaxed);
     s.workers.resize(topology_.num_workers());
     for (int w = 0; w < topology_.num_workers(); w++) {
         const Worker& src = *workers_[w];

@@ -37,6 +37,12 @@
  * a missed one costs time, not a task. Stop uses the same pairing: the
  * destructor stores stop_ (seq_cst) and then unparks everybody.
  *
+ * fork(): a child that uses a pool its parent had (submit, wait_idle, its
+ * destruction) first starts that pool's workers again, once; tasks
+ * queued at the fork then run in the child too, like the rest of the
+ * memory it copied. (revive_after_fork; stock FAISS's OpenMP pool hangs
+ * there instead.)
+ *
  * Destruction: ~Pool() waits until the pool is idle (every submitted task,
  * including tasks submitted by tasks, has run), then stops and joins the
  * workers. Pending tasks are therefore run, never dropped. Submitting from
@@ -238,7 +244,13 @@ class Pool {
     void worker_main(int w);
     int64_t ccd_backlog(int ccd) const;
     int choose_worker_in_ccd(int ccd);
+    /// revive_after_fork: in a fork() child, start the pool's workers
+    /// again (the parent's are not there) before anything waits for them;
+    /// a relaxed load and a compare otherwise. See detail/ForkGeneration.h.
+    void revive_after_fork() const;
+    void revive();
     /// mapped_ccd: the current mapping's CCD for `id` (a read of mapping_).
+
     int mapped_ccd(MappingId id) const;
 
     Topology topology_;
@@ -261,10 +273,15 @@ class Pool {
     alignas(64) std::atomic<int> num_parked_{0};
     // Load signals: written once per share or helper, not per task.
     alignas(64) mutable std::atomic<int> callers_{0};
+    mutable std::atomic<uint64_t> callers_entered_{0}; ///< PoolStats::callers
     mutable std::atomic<double> handoff_ns_{kInitialHandoffNs};
     mutable std::atomic<int64_t> handoff_at_ns_{0}; ///< steady clock, ns
     std::vector<int> ccd_of_cpu_;             ///< by CPU number; -1: not ours
     std::unique_ptr<CallerGate> caller_gate_; ///< null: no fifo_callers
+    // Fork: the generation the workers were started in; 1 while one
+    // thread of a child revives them.
+    std::atomic<uint64_t> fork_generation_{0};
+    std::atomic<uint32_t> reviving_{0};
     alignas(64) std::atomic<bool> stop_{false};
 };
 

@@ -59,6 +59,7 @@ PoolStats PoolStats::since(const PoolStats& earlier) const {
                 "PoolStats::since: snapshots of different pools");
     }
     PoolStats d = *this;
+    d.callers -= earlier.callers;
     for (size_t i = 0; i < workers.size(); i++) {
         const WorkerStats& e = earlier.workers[i];
         WorkerStats& w = d.workers[i];

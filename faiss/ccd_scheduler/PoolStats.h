@@ -31,6 +31,9 @@ struct WorkerStats {
 struct PoolStats {
     std::vector<WorkerStats> workers;
     uint64_t mapping_epoch = 0; ///< see Pool::set_mapping
+    /// callers: searches (outermost Pool::CallerScopes) the pool served,
+    /// whether their calling thread ran them alone or with helpers.
+    uint64_t callers = 0;
 
     uint64_t tasks_run() const;
     uint64_t local_pops() const;

@@ -71,6 +71,7 @@ std::string stats_json(const Runtime& runtime) {
     out << ", \"num_ccds\": " << runtime.pool().topology().num_ccds();
     out << ", \"epoch\": " << s.mapping_epoch;
     out << ", \"tasks_run\": " << s.tasks_run();
+    out << ", \"callers\": " << s.callers;
     out << ", \"local_pops\": " << s.local_pops();
     out << ", \"intra_ccd_steals\": " << s.intra_ccd_steals();
     out << ", \"cross_ccd_steals\": " << s.cross_ccd_steals();

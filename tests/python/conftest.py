@@ -79,6 +79,14 @@ def tasks_run(pool):
     return pool.stats()["tasks_run"]
 
 
+def served(pool):
+    """Searches the pool served (its callers), whether their thread ran
+    them alone or with helpers, plus the tasks it ran."""
+    pool.wait_idle()
+    stats = pool.stats()
+    return stats["callers"] + stats["tasks_run"]
+
+
 def run_python(code, **env):
     """Run `code` in a fresh interpreter (this one) that imports this same
     faiss build, with `env` added to the environment. Returns the

@@ -38,6 +38,10 @@ def test_search_equals_stock(data, policy):
     pool = faiss.ccd.Pool("2x1", policy)
     tables = faiss.ccd.HNSWTables(pool)
     assert tables.pool is pool
+    assert tables.hand_off == -1
+    tables.hand_off = 1  # queries as pool tasks, whatever the topology
+    with pytest.raises(ValueError):
+        tables.hand_off = 2
     tables.add_table(0, index)
     for k in (1, 10, 50):
         before = tasks_run(pool)

@@ -8,7 +8,8 @@ pickle, extract_index_ivf / downcast_index, read_index, the environment) a
 search with the IVF inside in the mode:
   - answers as parallel_mode 0 of the same build (same distances, same
     labels except among exact ties), and
-  - runs on the pool: the default pool's tasks_run goes up.
+  - runs on the pool: the default pool's callers (searches it served,
+    whether the calling thread scanned alone or with helpers) go up.
 Bad modes raise RuntimeError at search time (FAISS 1.7.3 would abort inside
 an OpenMP region); FAISS's own modes 0-3 and PARALLEL_MODE_NO_HEAP_INIT
 behave as before.
@@ -26,7 +27,7 @@ import pytest
 
 from conftest import (PARALLEL_MODE_CCD, assert_same_range_results,
                       assert_same_results, cached_ivf, ivf_of, make_ivf,
-                      run_python, tasks_run)
+                      run_python, served, tasks_run)
 
 
 def check_served(index, ivfs, xq, pool, k=10):
@@ -35,14 +36,14 @@ def check_served(index, ivfs, xq, pool, k=10):
     Leaves them in the CCD mode."""
     for ivf in ivfs:
         ivf.parallel_mode = 0
-    before = tasks_run(pool)
+    before = served(pool)
     D_ref, I_ref = index.search(xq, k)
-    assert tasks_run(pool) == before, "mode 0 used the pool"
+    assert served(pool) == before, "mode 0 used the pool"
     for ivf in ivfs:
         ivf.parallel_mode = PARALLEL_MODE_CCD
         assert ivf.parallel_mode == PARALLEL_MODE_CCD
     D, I = index.search(xq, k)
-    assert tasks_run(pool) > before, "the CCD mode did not run on the pool"
+    assert served(pool) > before, "the CCD mode did not run on the pool"
     assert_same_results(D_ref, I_ref, D, I)
     return D_ref, I_ref
 
@@ -539,14 +540,14 @@ def test_default_pool_can_change(data, pool):
     index.parallel_mode = PARALLEL_MODE_CCD
     for p in (pool, faiss.ccd.Pool("1x1", "rr"), pool):
         faiss.ccd.set_default_pool(p)
-        before = tasks_run(p)
+        before = served(p)
         assert_same_results(D_ref, I_ref, *index.search(xq, 10))
-        assert tasks_run(p) > before
+        assert served(p) > before
     faiss.ccd.set_default_pool(None)
-    before = tasks_run(pool)
+    before = served(pool)
     assert_same_results(D_ref, I_ref, *index.search(xq, 10))
-    assert tasks_run(pool) == before
-    assert tasks_run(faiss.ccd.get_default_pool()) > 0
+    assert served(pool) == before
+    assert served(faiss.ccd.get_default_pool()) > 0
 
 
 def test_default_pool_replaced_while_searching(data):
