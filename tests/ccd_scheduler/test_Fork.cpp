@@ -67,12 +67,16 @@ struct CountUnits : RunnerFactory {
 int exercise(Pool& pool) {
     std::atomic<int> ran{0};
     for (int i = 0; i < 200; i++) {
-        pool.submit(make_mapping_id(1, uint32_t(i)), [&ran] { ran++; });
+        pool.submit(make_mapping_id(1, uint32_t(i)), [&ran] {
+            ran++;
+        });
     }
     pool.wait_idle();
     TaskGroup group(pool);
     for (int i = 0; i < 200; i++) {
-        group.submit(make_mapping_id(2, uint32_t(i)), [&ran] { ran++; });
+        group.submit(make_mapping_id(2, uint32_t(i)), [&ran] {
+            ran++;
+        });
     }
     group.wait();
     CountUnits units;
@@ -91,9 +95,8 @@ TEST(Fork, ChildGetsWorkingPools) {
                         "after a multi-threaded fork";
     }
     Pool pool(Topology::from_spec("1x2"), PolicyKind::ccd);
-    auto runtime = Runtime::create(RuntimeOptions()
-                                           .set_topology("2x1")
-                                           .set_monitor(true, 0.01));
+    auto runtime = Runtime::create(
+            RuntimeOptions().set_topology("2x1").set_monitor(true, 0.01));
     ASSERT_EQ(exercise(pool), 0);
     ASSERT_EQ(exercise(runtime->pool()), 0);
     // Twice: a child of a child too.
