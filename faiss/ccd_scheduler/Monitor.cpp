@@ -154,11 +154,14 @@ bool Monitor::tick() {
             rec.traffic_moved += traffic[i];
         }
     }
-    // Stickiness: ids of the previous snapshot that went quiet stay put.
+    // Stickiness: ids of the previous snapshot that went quiet stay put
+    // while the slow window still holds their traffic; quieter ones go
+    // back to the hash. So the snapshot holds at most the slow window's
+    // ids: it does not grow with every id ever placed.
     std::vector<int> ccds = new_ccd;
     if (snapshot_) {
         for (MappingId id : snapshot_->ids()) {
-            if (!fast_.totals().count(id)) {
+            if (!fast_.totals().count(id) && slow_.totals().count(id)) {
                 ids.push_back(id);
                 ccds.push_back(snapshot_->find(id));
             }
@@ -174,7 +177,14 @@ bool Monitor::tick() {
                            .count();
     rec.epoch = pool_.set_mapping(next);
     snapshot_ = std::move(next);
+    if (history_.size() >= kHistoryLimit) {
+        // Bounded: the oldest half goes (remaps_ keeps the count).
+        history_.erase(
+                history_.begin(),
+                history_.begin() + ptrdiff_t(kHistoryLimit / 2));
+    }
     history_.push_back(rec);
+    remaps_++;
     return true;
 }
 
@@ -234,7 +244,7 @@ MonitorStats Monitor::stats() const {
     s.fast_bytes = fast_.total_bytes();
     s.slow_bytes = slow_.total_bytes();
     s.records = records_;
-    s.remaps = history_.size();
+    s.remaps = remaps_;
     if (!history_.empty()) {
         s.last_remap = history_.back();
         s.last_remap_time = history_.back().time;

@@ -15,7 +15,10 @@
  * mapping (map_hot_cold or map_migration_aware, HotColdMapping.h) and
  * publishes it with Pool::set_mapping as an immutable MappingSnapshot
  * with a new epoch. Ids that have left the fast window keep the CCD the
- * previous snapshot gave them (stickiness); ids never seen hash.
+ * previous snapshot gave them while the slow window still holds their
+ * traffic (stickiness); ids quieter than that, and ids never seen, hash.
+ * The snapshot is thereby bounded by the slow window's ids; history()
+ * keeps the last kHistoryLimit re-maps.
  *
  * A re-map is skipped when the imbalance is within 5% of what one id's
  * traffic forces (the hottest id alone over a CCD's mean share: no
@@ -134,7 +137,10 @@ class Monitor final : public TrafficSink {
     std::vector<Record> drained_;
     std::unordered_map<MappingId, uint64_t> batch_; ///< one tick's sums
     uint64_t records_ = 0;
+    /// history_: the last re-maps, at most kHistoryLimit of them.
+    static constexpr size_t kHistoryLimit = 4096;
     std::vector<RemapRecord> history_;
+    uint64_t remaps_ = 0; ///< every re-map ever made
     std::shared_ptr<const MappingSnapshot> snapshot_; ///< last published
 
     /// ThreadSync: how stop() wakes the thread. On the heap: a fork()

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -95,6 +96,32 @@ TEST(Monitor, FollowsDriftAndForgetsOldTraffic) {
     // After 12 s the fast window holds only b; the slow one both.
     EXPECT_EQ(s.fast_bytes, 10u * 20 * 100);
     EXPECT_EQ(s.slow_bytes, 17u * 20 * 100);
+}
+
+// Ids come and go for much longer than the slow window: the published
+// snapshot holds only ids the slow window still has, not every id ever
+// placed.
+TEST(Monitor, SnapshotStaysBoundedAsIdsComeAndGo) {
+    Pool pool(Topology::from_spec("2x1"));
+    auto clock = std::make_shared<ManualClock>(0);
+    MonitorConfig config;
+    config.fast_window_s = 2;
+    config.slow_window_s = 6;
+    config.min_remap_interval_s = 0;
+    Monitor monitor(pool, config, clock);
+    size_t largest = 0;
+    for (uint32_t generation = 0; generation < 40; generation++) {
+        // 20 fresh ids a second, all hashed to one CCD: a re-map each time.
+        const auto ids = ids_hashed_to(int(generation % 2), 2, 20, generation);
+        feed(monitor, ids, 100);
+        clock->advance(1);
+        monitor.tick();
+        const MonitorStats s = monitor.stats();
+        largest = std::max(largest, size_t(s.last_remap.ids_placed));
+    }
+    EXPECT_GE(monitor.stats().remaps, 20u);
+    // The slow window spans ~6 generations of 20 ids (+ one bucket).
+    EXPECT_LE(largest, 8u * 20);
 }
 
 TEST(Monitor, SkipsRemapsThatCannotHelp) {
