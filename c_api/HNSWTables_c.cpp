@@ -116,6 +116,18 @@ int faiss_ccd_HNSWTables_num_tables(
     FAISS_CCD_C_CATCH_ALL;
 }
 
+int faiss_ccd_HNSWTables_set_hand_off(
+        FaissCcdHNSWTables* tables,
+        int hand_off) {
+    FAISS_CCD_C_CHECK_NOT_NULL(tables);
+    FAISS_CCD_C_CHECK_ARG(
+            hand_off >= -1 && hand_off <= 1,
+            "hand_off must be -1, 0 or 1 (got %d)",
+            hand_off);
+    tables->tables->hand_off = hand_off;
+    return FAISS_CCD_OK;
+}
+
 int faiss_ccd_HNSWTables_search(
         const FaissCcdHNSWTables* tables,
         uint32_t table_id,

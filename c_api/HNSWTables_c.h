@@ -66,6 +66,13 @@ int faiss_ccd_HNSWTables_search(
         float* distances,
         faiss_ccd_idx_t* labels);
 
+/// faiss_ccd_HNSWTables_set_hand_off: where synchronous searches run their
+/// queries (HNSWTables::hand_off): -1 (default) a cost decision, 1 always
+/// one pool task per query on the table's CCD, 0 always in the calling
+/// thread. Other values: FAISS_CCD_ERROR_INVALID_ARGUMENT. Set it before
+/// searching (it is read by each search).
+int faiss_ccd_HNSWTables_set_hand_off(FaissCcdHNSWTables* tables, int hand_off);
+
 /// faiss_ccd_HNSWTables_free: remove every table, then drop the handle's
 /// reference to the pool. NULL: no-op.
 void faiss_ccd_HNSWTables_free(FaissCcdHNSWTables* tables);

@@ -107,6 +107,7 @@ int faiss_ccd_Pool_stats(const FaissCcdPool* pool, FaissCcdPoolStats* stats) {
         out.cross_ccd_steal_ratio = s.cross_ccd_steal_ratio();
         out.mapping_epoch = s.mapping_epoch;
         out.num_workers = int(s.workers.size());
+        out.callers = s.callers;
         *stats = out;
     }
     FAISS_CCD_C_CATCH_ALL;

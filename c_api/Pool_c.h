@@ -31,6 +31,9 @@ typedef struct FaissCcdPoolStats {
     double cross_ccd_steal_ratio; ///< cross-CCD steals / all steals (or 0)
     uint64_t mapping_epoch;       ///< placement changes since construction
     int num_workers;
+    /// searches the pool served, whether their calling thread scanned alone
+    /// or with helper tasks (the CCD mode runs small searches in the caller)
+    uint64_t callers;
 } FaissCcdPoolStats;
 
 /// FaissCcdWorkerStats: the counters of one worker.

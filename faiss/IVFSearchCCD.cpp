@@ -11,6 +11,7 @@
 #include <faiss/utils/Heap.h>
 #include <faiss/utils/utils.h>
 
+#include <dlfcn.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -733,6 +734,31 @@ struct OmpOneThread {
     }
 };
 
+/// hold_blas_to_one_thread: OpenBLAS (Debian's pthreads build) wakes its
+/// own threads for every quantizer batch of distance_compute_blas_threshold
+/// (20) queries or more, whatever OpenMP is set to, on top of the pool's
+/// workers. OpenBLAS 0.3.21 has no per-thread setting: the first search in
+/// the CCD mode sets the process's to one thread, for good (the pool is the
+/// process's parallelism; FAISS's usual advice with OpenMP is the same),
+/// unless FAISS_CCD_KEEP_BLAS_THREADS is set to a non-empty value other
+/// than "0". Found by name, so another BLAS is left alone.
+void hold_blas_to_one_thread() {
+    static const bool done = [] {
+        const char* keep = std::getenv("FAISS_CCD_KEEP_BLAS_THREADS");
+        if (keep != nullptr && *keep != '\0' && std::strcmp(keep, "0") != 0) {
+            return false;
+        }
+        using SetThreads = void (*)(int);
+        auto set = reinterpret_cast<SetThreads>(
+                dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+        if (set != nullptr) {
+            set(1);
+        }
+        return set != nullptr;
+    }();
+    (void)done;
+}
+
 /// CoarseAssignment: the nprobe nearest lists of every query of a batch,
 /// from one quantizer call for the whole batch, in the calling thread with
 /// FAISS's OpenMP held to one thread, as IndexIVF::search does it in its
@@ -752,6 +778,7 @@ struct CoarseAssignment {
         const size_t nprobe = nprobe_of(ivf, params);
         keys.resize(n * nprobe);
         dis.resize(n * nprobe);
+        hold_blas_to_one_thread();
         const double t0 = getmillisecs();
         {
             OmpOneThread one;

@@ -183,4 +183,13 @@ static inline uint64_t pool_tasks(const FaissCcdPool* pool) {
     return st.tasks_run;
 }
 
+/* pool_served: searches the pool served (in their calling thread or with
+ * helper tasks) plus the tasks it ran, once it is idle. */
+static inline uint64_t pool_served(const FaissCcdPool* pool) {
+    CHECK_OK(faiss_ccd_Pool_wait_idle(pool));
+    FaissCcdPoolStats st;
+    CHECK_OK(faiss_ccd_Pool_stats(pool, &st));
+    return st.callers + st.tasks_run;
+}
+
 #endif

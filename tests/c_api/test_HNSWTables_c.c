@@ -32,6 +32,12 @@ static void test_tables(void) {
         CHECK_OK(faiss_ccd_Pool_new(&pool, "2x2", policies[p]));
         FaissCcdHNSWTables* tables = NULL;
         CHECK_OK(faiss_ccd_HNSWTables_new(&tables, pool));
+        /* One pool task per query, whatever the topology. */
+        CHECK_INVALID(
+                "hand_off",
+                faiss_ccd_HNSWTables_set_hand_off,
+                (tables, 2));
+        CHECK_OK(faiss_ccd_HNSWTables_set_hand_off(tables, 1));
         CHECK_OK(faiss_ccd_HNSWTables_add_table(tables, 1, h16));
         CHECK_OK(faiss_ccd_HNSWTables_add_table(tables, 2, h8));
         CHECK_OK(faiss_ccd_HNSWTables_add_table(tables, 3, h8)); /* shared */

@@ -19,10 +19,10 @@
 static float* xb;
 static float* xq;
 
-static uint64_t default_pool_tasks(void) {
+static uint64_t default_pool_served(void) {
     FaissCcdPool* pool = NULL;
     CHECK_OK(faiss_ccd_get_default_pool(&pool));
-    const uint64_t tasks = pool_tasks(pool);
+    const uint64_t tasks = pool_served(pool);
     faiss_ccd_Pool_free(pool);
     return tasks;
 }
@@ -39,10 +39,10 @@ static void test_parallel_mode(void) {
 
     faiss_IndexIVF_set_parallel_mode(ivf, FAISS_PARALLEL_MODE_CCD);
     CHECK(faiss_IndexIVF_parallel_mode(ivf) == FAISS_PARALLEL_MODE_CCD);
-    uint64_t before = default_pool_tasks();
+    uint64_t before = default_pool_served();
     CHECK_OK(faiss_Index_search(index, NQ, xq, 10, d2, l2));
     check_same_results(NQ * 10, d1, l1, d2, l2);
-    CHECK(default_pool_tasks() > before);
+    CHECK(default_pool_served() > before);
 
     /* The mode is the IVF's own field: it holds under an IDMap2. */
     FaissIndexIDMap2* idmap = NULL;
@@ -61,9 +61,9 @@ static void test_parallel_mode(void) {
     faiss_IndexIVF_set_parallel_mode(
             faiss_IndexIVF_cast(inner),
             FAISS_PARALLEL_MODE_CCD);
-    before = default_pool_tasks();
+    before = default_pool_served();
     CHECK_OK(faiss_Index_search(idmap, NQ, xq, 10, d2, l2));
-    CHECK(default_pool_tasks() > before);
+    CHECK(default_pool_served() > before);
     check_same_results(NQ * 10, d1, l1, d2, l2);
     CHECK(l2[0] >= 1000);
     free(ids);
@@ -102,10 +102,10 @@ static void test_default_mode(const char* path) {
     float d1[NQ * 10], d2[NQ * 10];
     faiss_ccd_idx_t l1[NQ * 10], l2[NQ * 10];
     CHECK_OK(faiss_Index_search(saved, NQ, xq, 10, d1, l1));
-    const uint64_t before = default_pool_tasks();
+    const uint64_t before = default_pool_served();
     CHECK_OK(faiss_Index_search(read, NQ, xq, 10, d2, l2));
     check_same_results(NQ * 10, d1, l1, d2, l2);
-    CHECK(default_pool_tasks() > before);
+    CHECK(default_pool_served() > before);
 
     CHECK_ERR(
             FAISS_CCD_ERROR_FAISS_EXCEPTION,
@@ -138,10 +138,10 @@ static void test_explicit(void) {
         for (int b = 0; b < 2; b++) {
             const int k = ks[b];
             CHECK_OK(faiss_Index_search(index, NQ, xq, k, d1, l1));
-            const uint64_t before = pool_tasks(pool);
+            const uint64_t before = pool_served(pool);
             CHECK_OK(faiss_ccd_IndexIVFCCD_search(ivfccd, NQ, xq, k, d2, l2));
             check_same_results((size_t)NQ * k, d1, l1, d2, l2);
-            CHECK(pool_tasks(pool) > before);
+            CHECK(pool_served(pool) > before);
         }
     }
     /* Range search: the same hits, in FAISS's order. */

@@ -27,6 +27,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -321,6 +323,25 @@ TEST_F(ModeCCD, SameAnswerEveryRunUnderTies) {
             ASSERT_EQ(i, i_first) << spec << " rep " << rep;
         }
     }
+}
+
+// A batch in the CCD mode holds OpenBLAS (when it is the BLAS) to one
+// thread: its quantizer call would otherwise wake OpenBLAS's threads on
+// top of the pool's workers.
+TEST_F(ModeCCD, BatchHoldsOpenBlasToOneThread) {
+    using GetThreads = int (*)();
+    auto get = reinterpret_cast<GetThreads>(
+            dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    if (get == nullptr) {
+        GTEST_SKIP() << "the BLAS is not OpenBLAS";
+    }
+    auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
+    ivf->parallel_mode = faiss::PARALLEL_MODE_CCD;
+    const idx_t n = 64; // above distance_compute_blas_threshold
+    std::vector<float> d(n * 10);
+    std::vector<idx_t> l(n * 10);
+    ivf->search(n, data().queries.data(), 10, d.data(), l.data());
+    EXPECT_EQ(get(), 1);
 }
 
 // SearchParametersIVFCCD: one call through a given runtime, whatever the
