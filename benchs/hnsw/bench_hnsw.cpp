@@ -85,7 +85,7 @@ struct Options {
     bool full = false;
     double seconds = 4;
     double warmup = 1.0; ///< also lets V2's monitor place the tables
-    std::vector<int> clients = {8, 32};
+    std::vector<int> clients = {1, 8, 32};
     std::vector<std::string> topologies = {"auto", "4x2", "12x8"};
     double zipf = 1.0;
     int k = 10;
@@ -99,7 +99,7 @@ struct Options {
 void usage() {
     fprintf(stderr,
             "usage: bench_hnsw [--quick] [--full] [--scale S] [--tables N]\n"
-            "         [--seconds T] [--warmup T] [--clients 8,32]\n"
+            "         [--seconds T] [--warmup T] [--clients 1,8,32]\n"
             "         [--topologies auto,4x2,12x8] [--zipf S] [--ef N]\n"
             "         [--k N] [--threshold N] [--cache DIR] [--out DIR]\n");
 }

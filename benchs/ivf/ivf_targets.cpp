@@ -69,8 +69,8 @@ void judge_targets(DatasetResults* r) {
                 ? fmt("a perfect %g-way split of stock-pm0's one-thread P50 "
                       "(%.2f ms) would be %.2fx the best stock P50; "
                       "speed-up over one thread: %s %.2fx, stock-pm1 %.2fx, "
-                      "ideal with this splitting %.2fx; %s runs %.1f tasks "
-                      "per query",
+                      "ideal with this splitting %.2fx; %s's calling thread "
+                      "scans, with %.1f helper tasks per query",
                       workers,
                       one_thread->p50,
                       ratio(one_thread->p50 / workers, s50.value),
@@ -142,8 +142,10 @@ void judge_targets(DatasetResults* r) {
                 b->qps,
                 ratio(c->qps, bq.value),
                 std::max(bq.value, b->qps)),
-            fmt("%s; a batch is scanned list-major (one task per list and "
-                "32 queries), single queries one task per (query, list)%s",
+            fmt("%s; the calling thread scans its own search; workers help "
+                "only where the measured costs pay (none while other callers "
+                "hold the cores), a batch list-major by units of one list "
+                "chunk and 32 queries%s",
                 cpu.c_str(),
                 r->has_scan_cost
                         ? fmt("; coarse quantization costs %.3f ms CPU per "
@@ -208,8 +210,9 @@ void judge_targets(DatasetResults* r) {
                 fmt("List splitting over the %zu single-client queries: %.1f "
                     "probed lists and %.0f codes per query; lists over %.0f "
                     "codes are cut into chunks of %.0f: %.1f lists per query "
-                    "are cut, giving %.1f tasks per query. The largest task "
-                    "holds %.0f%% of a query's codes without splitting, %.0f%% "
+                    "are cut, giving %.1f scan units per query (when helpers "
+                    "share the query; a query scanned alone is not cut). The "
+                    "largest unit holds %.0f%% of a query's codes without splitting, %.0f%% "
                     "with it; the speed-up %d perfectly balanced workers could "
                     "reach: %.2fx without, %.2fx with splitting.",
                     a.queries,
@@ -329,7 +332,8 @@ void judge_targets(DatasetResults* r) {
             const ScenarioRow* row = r->row(sc, name);
             if (row && row->has_pool) {
                 r->notes.push_back(
-                        fmt("%s %s: %.1f tasks per query, %llu intra-CCD and "
+                        fmt("%s %s: %.1f helper tasks per query, %llu "
+                            "intra-CCD and "
                             "%llu cross-CCD steals (cross ratio %.0f%%), %llu "
                             "parks.",
                             name,

@@ -41,7 +41,7 @@ int main() {
                 D[q * k]);
     }
 
-    // HNSW: many tables, one task per query on its table's CCD.
+    // HNSW: many tables; a query runs on its table's CCD.
     auto runtime = faiss::ccd::Runtime::get_default();
     std::printf("%s\n", runtime->pool().topology().describe().c_str());
     faiss::IndexHNSWFlat hnsw(d, 16);

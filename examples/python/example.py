@@ -28,7 +28,8 @@ params = faiss.SearchParametersIVFCCD(nprobe=16, runtime=pool.runtime)
 lims, D, I = ivf.range_search(xq, 3.0, params=params)
 print("neighbours within 3.0:", np.diff(lims))
 
-# 3. Many HNSW tables, one task per query on its table's CCD.
+# 3. Many HNSW tables; a query runs on its table's CCD (in the calling
+#    thread when that is the caller's CCD, or the machine has one CCD).
 hnsw = faiss.IndexHNSWFlat(d, 16)
 hnsw.add(xb)
 tables = faiss.ccd.HNSWTables(pool)

@@ -236,11 +236,14 @@ TEST(PoolLoadSignals, CallerScopeCountsOthers) {
 
 TEST(PoolLoadSignals, HandoffAverageMovesTowardSamples) {
     Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
-    EXPECT_NEAR(pool.handoff_ns(), Pool::kInitialHandoffNs, 1000);
+    // Aging only lowers the estimate (however slowly this runs).
+    EXPECT_LE(pool.handoff_ns(), Pool::kInitialHandoffNs);
+    EXPECT_GT(pool.handoff_ns(), 0);
     for (int i = 0; i < 200; i++) {
         pool.note_handoff(1000);
     }
-    EXPECT_NEAR(pool.handoff_ns(), 1000, 10);
+    EXPECT_LE(pool.handoff_ns(), 1000 + 1);
+    EXPECT_GT(pool.handoff_ns(), 900); // within a ms of the last sample
     // Without samples it ages: at least 1.5 half-lives later, under half.
     std::this_thread::sleep_for(
             std::chrono::nanoseconds(int64_t(1.5 * Pool::kHandoffHalfLifeNs)));

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import (assert_same_range_results, assert_same_results,
-                      cached_ivf, make_ivf, run_python, tasks_run)
+                      cached_ivf, make_ivf, run_python, served,
+                      tasks_run)
 
 
 def ccd_params(pool, nprobe=8, **kwargs):
@@ -40,9 +41,9 @@ def test_search_equals_stock(data, description, metric, policy):
         index.nprobe = nprobe
         for k in (1, 10, 100):
             D_ref, I_ref = index.search(xq, k)
-            before = tasks_run(pool)
+            before = served(pool)
             D, I = wrapper.search(xq, k)
-            assert tasks_run(pool) > before, "did not run on the pool"
+            assert served(pool) > before, "did not run on the pool"
             assert D.dtype == np.float32 and I.dtype == np.int64
             assert D.shape == I.shape == (len(xq), k)
             assert_same_results(D_ref, I_ref, D, I)
@@ -64,17 +65,17 @@ def test_params_on_any_index_equal_stock(data, pool, description, shape):
     _, xq = data
     index = cached_ivf(description)
     assert index.parallel_mode == 0
-    params = ccd_params(pool, **shape)
+    params = ccd_params(pool, helpers=1, **shape)  # cut for helpers
     D_ref, I_ref = index.search(xq, 10)
-    before = tasks_run(pool)
+    before = served(pool)
     assert_same_results(D_ref, I_ref, *index.search(xq, 10, params=params))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
     radius = float(np.median(D_ref[:, 5]))
     ref = index.range_search(xq, radius)
-    before = tasks_run(pool)
+    before = served(pool)
     assert_same_range_results(ref, index.range_search(xq, radius,
                                                       params=params))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
     assert index.parallel_mode == 0, "params changed the index"
 
 
@@ -139,9 +140,9 @@ def test_range_search_equals_stock(data, pool, metric):
     D_ref, _ = index.search(xq, 20)
     radius = float(np.median(D_ref[:, 10]))
     ref = index.range_search(xq, radius)
-    before = tasks_run(pool)
+    before = served(pool)
     new = faiss.IndexIVFCCD(index, pool.runtime).range_search(xq, radius)
-    assert tasks_run(pool) > before
+    assert served(pool) > before
     assert_same_range_results(ref, new)
 
 
@@ -175,20 +176,20 @@ def test_own_search_preassigned_served_by_pool(data, pool, make):
 
     wrapper = faiss.IndexIVFCCD(index, pool.runtime)
     assert wrapper.uses_scanners()
-    before = tasks_run(pool)
+    before = served(pool)
     assert_same_results(D_ref, I_ref, *wrapper.search(xq, 10))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
 
-    before = tasks_run(pool)
+    before = served(pool)
     assert_same_results(D_ref, I_ref,
                         *index.search(xq, 10, params=ccd_params(pool)))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
 
     faiss.ccd.set_default_pool(pool)
     index.parallel_mode = faiss.PARALLEL_MODE_CCD
-    before = tasks_run(pool)
+    before = served(pool)
     assert_same_results(D_ref, I_ref, *index.search(xq, 10))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
 
 
 def codes_scanned(search):
@@ -211,18 +212,18 @@ def test_max_codes_served_by_pool(data, pool, max_codes):
         lambda: index.search(xq, 10, params=params))
     _, ndis_all = codes_scanned(lambda: index.search(xq, 10))
     assert ndis_ref < ndis_all, "max_codes changed nothing"
-    before = tasks_run(pool)
+    before = served(pool)
     new, ndis = codes_scanned(lambda: index.search(
         xq, 10, params=ccd_params(pool, nprobe=16, max_codes=max_codes)))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
     assert_same_results(*ref, *new)
     assert ndis == ndis_ref
 
     index.max_codes = max_codes
     wrapper = faiss.IndexIVFCCD(index, pool.runtime)
-    before = tasks_run(pool)
+    before = served(pool)
     new, ndis = codes_scanned(lambda: wrapper.search(xq, 10))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
     assert_same_results(*ref, *new)
     assert ndis == ndis_ref
 
@@ -243,9 +244,9 @@ def test_id_selectors_served_by_pool(data, pool, make_sel):
     selected = np.array([sel.is_member(i) for i in range(index.ntotal)])
     assert not selected.all()
     assert selected[I_ref[I_ref >= 0]].all()
-    before = tasks_run(pool)
+    before = served(pool)
     D, I = index.search(xq, 10, params=ccd_params(pool, sel=sel))
-    assert tasks_run(pool) > before
+    assert served(pool) > before
     assert_same_results(D_ref, I_ref, D, I)
     assert selected[I[I >= 0]].all()
     radius = float(np.median(D_ref[:, 5]))
@@ -308,12 +309,12 @@ def test_fast_scan_equals_stock_off_the_pool(data, pool):
     D_ref, I_ref = index.search(xq, 10)
     wrapper = faiss.IndexIVFCCD(index, pool.runtime)
     assert not wrapper.uses_scanners()
-    before = tasks_run(pool)
+    before = served(pool)
     assert_same_results(D_ref, I_ref, *wrapper.search(xq, 10))
     faiss.ccd.set_default_pool(pool)
     index.parallel_mode = faiss.PARALLEL_MODE_CCD
     assert_same_results(D_ref, I_ref, *index.search(xq, 10))
-    assert tasks_run(pool) == before
+    assert served(pool) == before
     for params in (faiss.SearchParametersIVF(nprobe=8), ccd_params(pool)):
         with pytest.raises(RuntimeError, match="params not supported"):
             index.search(xq, 10, params=params)
@@ -462,7 +463,7 @@ def test_chunks_of_zero_codes_do_not_loop():
         pool = faiss.ccd.Pool("2x1", monitor=False)
         params = faiss.SearchParametersIVFCCD(
             nprobe=4, split_factor=0.5, chunk_factor=0.0, min_chunk=0,
-            runtime=pool.runtime)
+            helpers=1, runtime=pool.runtime)  # helpers: lists are cut
         ref = index.search(xq, 5, params=faiss.SearchParametersIVF(nprobe=4))
         try:
             new = index.search(xq, 5, params=params)

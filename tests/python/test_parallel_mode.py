@@ -66,19 +66,19 @@ def test_mode_on_and_off(data, default_pool, description, metric):
 
     index.parallel_mode = PARALLEL_MODE_CCD
     assert index.parallel_mode == PARALLEL_MODE_CCD
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     D, I = index.search(xq, 10)
-    assert tasks_run(default_pool) > before, "did not run on the pool"
+    assert served(default_pool) > before, "did not run on the pool"
     assert_same_results(D_ref, I_ref, D, I)
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     assert_same_range_results(range_ref, index.range_search(xq, radius))
-    assert tasks_run(default_pool) > before
+    assert served(default_pool) > before
 
     index.parallel_mode = 0
     assert index.parallel_mode == 0
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     assert_same_results(D_ref, I_ref, *index.search(xq, 10))
-    assert tasks_run(default_pool) == before, "stock search used the pool"
+    assert served(default_pool) == before, "stock search used the pool"
 
 
 def test_faiss_modes_are_untouched(data, default_pool):
@@ -96,12 +96,12 @@ def test_faiss_modes_are_untouched(data, default_pool):
             index.parallel_mode = mode
             assert index.parallel_mode == mode
             assert ivf_of(index).parallel_mode == mode  # another proxy
-            before = tasks_run(default_pool)
+            before = served(default_pool)
             assert_same_results(D_ref, I_ref, *index.search(xq, 10))
             if mode != 3:  # FAISS's range search has no mode 3: it raises
                 assert_same_range_results(range_ref,
                                           index.range_search(xq, radius))
-            assert tasks_run(default_pool) == before
+            assert served(default_pool) == before
     finally:
         faiss.omp_set_num_threads(1)
 
@@ -223,9 +223,9 @@ def test_no_heap_init_with_the_mode(data, default_pool, description):
     assert_same_results(D_ref, I_ref, D_stock, I_stock)
 
     index.parallel_mode = PARALLEL_MODE_CCD
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     D, I = search_single_scan(index, xq, 10, bs=8)
-    assert tasks_run(default_pool) > before
+    assert served(default_pool) > before
     assert index.parallel_mode == \
         PARALLEL_MODE_CCD | index.PARALLEL_MODE_NO_HEAP_INIT
     assert_same_results(D_ref, I_ref, D, I)
@@ -246,9 +246,9 @@ def test_through_index_id_map2(data, default_pool):
     inner.nprobe = 8
     _, I = check_served(idmap, [inner], xq, default_pool)
     assert np.isin(I[I >= 0], ids).all()
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     idmap.range_search(xq, 1.0)
-    assert tasks_run(default_pool) > before
+    assert served(default_pool) > before
 
 
 @pytest.fixture(scope="module")
@@ -336,9 +336,9 @@ def test_through_clone_index(data, default_pool, opq_ivfpq):
         ivf.parallel_mode = 0
     assert ivf_of(clone).parallel_mode == PARALLEL_MODE_CCD
     assert ivf.parallel_mode == 0
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     assert_same_results(D_ref, I_ref, *clone.search(xq, 10))
-    assert tasks_run(default_pool) > before
+    assert served(default_pool) > before
 
     plain = cached_ivf("IVF32,SQ8")
     plain.parallel_mode = PARALLEL_MODE_CCD
@@ -368,9 +368,9 @@ def test_through_pickle(data, default_pool, opq_ivfpq):
     faiss.ccd.set_default_parallel_mode(PARALLEL_MODE_CCD)
     loaded = pickle.loads(blob)
     assert ivf_of(loaded).parallel_mode == PARALLEL_MODE_CCD
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     assert_same_results(D_ref, I_ref, *loaded.search(xq, 10))
-    assert tasks_run(default_pool) > before
+    assert served(default_pool) > before
 
 
 def test_extract_and_downcast_share_the_field(data, default_pool):
@@ -387,17 +387,17 @@ def test_extract_and_downcast_share_the_field(data, default_pool):
     assert downcast is not extracted  # two Python objects, one C++ index
     assert downcast.parallel_mode == PARALLEL_MODE_CCD
     for _ in range(2):
-        before = tasks_run(default_pool)
+        before = served(default_pool)
         assert_same_results(D_ref, I_ref, *index.search(xq, 10))
-        assert tasks_run(default_pool) > before
+        assert served(default_pool) > before
         assert downcast.parallel_mode == PARALLEL_MODE_CCD
         assert faiss.extract_index_ivf(index).parallel_mode == \
             PARALLEL_MODE_CCD
     downcast.parallel_mode = 0
     assert extracted.parallel_mode == 0
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     index.search(xq, 10)
-    assert tasks_run(default_pool) == before
+    assert served(default_pool) == before
 
 
 @pytest.mark.parametrize("how", ["file", "serialize"])
@@ -424,9 +424,9 @@ def test_loaded_indexes_take_the_default_mode(data, default_pool, tmp_path,
     assert isinstance(loaded, faiss.IndexIDMap2)
     assert ivf_of(loaded).parallel_mode == PARALLEL_MODE_CCD
     assert index.index is not None and ivf_of(index).parallel_mode == 0
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     assert_same_results(D_ref, I_ref, *loaded.search(xq, 10))
-    assert tasks_run(default_pool) > before
+    assert served(default_pool) > before
     faiss.ccd.set_default_parallel_mode(0)
     assert ivf_of(load()).parallel_mode == 0
 
@@ -471,10 +471,10 @@ ENV_CHILD = textwrap.dedent("""
     ivf.nprobe = 4
     pool = faiss.ccd.get_default_pool()
     pool.wait_idle()
-    before = pool.stats()["tasks_run"]
+    before = pool.stats()["callers"]
     D, I = index.search(xq, 10)
     pool.wait_idle()
-    out["tasks"] = pool.stats()["tasks_run"] - before
+    out["tasks"] = pool.stats()["callers"] - before  # searches it served
     ivf.parallel_mode = 0
     D0, I0 = index.search(xq, 10)
     out["same"] = bool((I == I0).all() and np.allclose(D, D0, atol=1e-5))
@@ -605,9 +605,9 @@ def test_empty_and_fast_scan_equal_stock(data, default_pool):
     fs = cached_ivf("IVF32,PQ8x4fs")
     D_ref, I_ref = fs.search(xq, 10)
     fs.parallel_mode = PARALLEL_MODE_CCD
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     assert_same_results(D_ref, I_ref, *fs.search(xq, 10))
-    assert tasks_run(default_pool) == before
+    assert served(default_pool) == before
 
 
 def test_selector_in_the_mode(data, default_pool):
@@ -620,9 +620,9 @@ def test_selector_in_the_mode(data, default_pool):
     params.sel = sel
     D_ref, I_ref = index.search(xq, 10, params=params)
     index.parallel_mode = PARALLEL_MODE_CCD
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     D, I = index.search(xq, 10, params=params)
-    assert tasks_run(default_pool) > before
+    assert served(default_pool) > before
     assert_same_results(D_ref, I_ref, D, I)
     assert ((I >= 0) & (I < 1000) | (I == -1)).all()
 
@@ -632,10 +632,10 @@ def test_other_index_types_unchanged(data, default_pool, hnsw):
     xb, xq = data
     flat = faiss.IndexFlatL2(xb.shape[1])
     flat.add(xb)
-    before = tasks_run(default_pool)
+    before = served(default_pool)
     flat.search(xq, 5)
     hnsw.search(xq, 5)
-    assert tasks_run(default_pool) == before
+    assert served(default_pool) == before
     assert not hasattr(flat, "parallel_mode")
 
 
