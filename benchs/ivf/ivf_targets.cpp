@@ -212,7 +212,8 @@ void judge_targets(DatasetResults* r) {
                     "codes are cut into chunks of %.0f: %.1f lists per query "
                     "are cut, giving %.1f scan units per query (when helpers "
                     "share the query; a query scanned alone is not cut). The "
-                    "largest unit holds %.0f%% of a query's codes without splitting, %.0f%% "
+                    "largest unit holds %.0f%% of a query's codes without "
+                    "splitting, %.0f%% "
                     "with it; the speed-up %d perfectly balanced workers could "
                     "reach: %.2fx without, %.2fx with splitting.",
                     a.queries,
