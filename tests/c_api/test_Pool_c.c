@@ -86,7 +86,8 @@ static void test_shapes_and_policies(void) {
 }
 
 /* The default pool is what IVF indexes in the CCD mode search through:
- * replacing it moves their tasks to the new one. */
+ * replacing it moves their searches to the new one (counted as served:
+ * searches its callers ran, alone or with helper tasks, plus tasks). */
 static void test_default_pool(void) {
     FaissIndex* index = make_index("IVF16,Flat", xb);
     set_nprobe(index, 4);
@@ -98,25 +99,25 @@ static void test_default_pool(void) {
     FaissCcdPool* mine = NULL;
     CHECK_OK(faiss_ccd_Pool_new(&mine, "2x1", "ccd"));
     CHECK_OK(faiss_ccd_set_default_pool(mine));
-    const uint64_t before = pool_tasks(mine);
+    const uint64_t before = pool_served(mine);
     CHECK_OK(faiss_Index_search(index, NQ, xq, 5, d, l));
-    CHECK(pool_tasks(mine) > before);
+    CHECK(pool_served(mine) > before);
 
     FaissCcdPool* dflt = NULL;
     CHECK_OK(faiss_ccd_get_default_pool(&dflt));
     int nw = 0;
     CHECK_OK(faiss_ccd_Pool_num_workers(dflt, &nw));
     CHECK(nw == 2);
-    CHECK(pool_tasks(dflt) == pool_tasks(mine)); /* the same pool */
+    CHECK(pool_served(dflt) == pool_served(mine)); /* the same pool */
     faiss_ccd_Pool_free(dflt);
 
     /* Back to a fresh default: ours is no longer used. */
     CHECK_OK(faiss_ccd_set_default_pool(NULL));
-    const uint64_t after = pool_tasks(mine);
+    const uint64_t after = pool_served(mine);
     CHECK_OK(faiss_Index_search(index, NQ, xq, 5, d, l));
-    CHECK(pool_tasks(mine) == after);
+    CHECK(pool_served(mine) == after);
     CHECK_OK(faiss_ccd_get_default_pool(&dflt));
-    CHECK(pool_tasks(dflt) > 0);
+    CHECK(pool_served(dflt) > 0);
     faiss_ccd_Pool_free(dflt);
     faiss_ccd_Pool_free(mine);
     CHECK_NULL_ARG("p_pool", faiss_ccd_get_default_pool, (NULL));
