@@ -1,6 +1,7 @@
 #include <faiss/HNSWTables.h>
 
 #include <faiss/CountingDistanceComputer.h>
+#include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/HelperPlan.h>
 #include <faiss/ccd_scheduler/TaskGroup.h>
 #include <faiss/ccd_scheduler/WorkShare.h>
@@ -163,12 +164,6 @@ void check_dimension(const HNSWTables::Table& t, int d, const char* caller) {
             t.d);
 }
 
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-}
-
 /// QueryShare: the queries of a synchronous batch as WorkShare units.
 struct QueryShare final : RunnerFactory {
     const HNSWTables::Table& t;
@@ -283,13 +278,13 @@ void run_search(
     in.units = {int64_t(n)};
     group.helpers = plan_helpers(in)[0];
     const QueryShare share(t, k, x, p, distances, labels, sink);
-    const int64_t t0 = now_ns();
+    const int64_t t0 = steady_now_ns();
     run_shared(pool, {group}, 0, share);
     // The batch's wall time over its queries, per participant: the cost
     // of one query run alone, for the next plan (a moving average).
     const double participants = 1.0 + group.helpers;
-    const double sample =
-            double(now_ns() - t0) * std::min<double>(participants, n) / n;
+    const double sample = double(steady_now_ns() - t0) *
+            std::min<double>(participants, n) / n;
     const double old = t.ns_per_query.load(std::memory_order_relaxed);
     t.ns_per_query.store(
             old > 0 ? old + 0.25 * (sample - old) : sample,

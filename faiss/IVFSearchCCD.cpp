@@ -1,6 +1,7 @@
 #include <faiss/IVFSearchCCD.h>
 
 #include <faiss/IVFScanCost.h>
+#include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/HelperPlan.h>
 #include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/WorkShare.h>
@@ -307,12 +308,6 @@ struct ScanUnit {
     size_t codes;
 };
 
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-}
-
 /// ScanShare: the scans of one call as a WorkShare: units grouped by the
 /// CCD their lists map to, the factory of the participants' runners, and
 /// what they measure.
@@ -341,11 +336,11 @@ struct ScanShare final : RunnerFactory {
         }
         void run(int64_t u) override {
             const ScanUnit& unit = share.units[u];
-            const int64_t t0 = now_ns();
+            const int64_t t0 = steady_now_ns();
             for (size_t i = unit.first; i < unit.last; i++) {
                 share.body.scan(local, share.items[i]);
             }
-            ns += now_ns() - t0;
+            ns += steady_now_ns() - t0;
             codes += unit.codes;
             if (TrafficSink* sink = share.call.sink) {
                 sink->record(
@@ -387,46 +382,38 @@ struct ScanShare final : RunnerFactory {
         }
     }
 
-    /// run: group the units by CCD (stable: each group keeps the call's
-    /// order), plan the helpers from the measured costs, run the share;
-    /// `alone`: one group, no helper. `others`: other callers of the pool.
-    void run(bool alone, int others) {
-        Pool& pool = call.runtime->pool();
+    /// group: order the units by the CCD their lists map to (stable: each
+    /// group keeps the call's order; the last group holds units the policy
+    /// does not place, as under flat_steal and round_robin), fill `groups`
+    /// and return the plan's input for them (other_callers left to set).
+    HelperPlanInput
+    group(Pool& pool, double ns_per_code, std::vector<ShareGroup>& groups) {
         const Topology& topo = pool.topology();
-        // Alone: every unit in the last group ("any CCD"), none placed.
         const int nccd = topo.num_ccds();
-        // Group g = CCD g; the last group holds units the policy does not
-        // place (flat_steal, round_robin).
         std::vector<int> ccd_of_unit(units.size());
         std::vector<size_t> count(nccd + 1, 0);
         for (size_t u = 0; u < units.size(); u++) {
-            const int c = alone ? -1 : pool.pick_ccd(units[u].id);
+            const int c = pool.pick_ccd(units[u].id);
             ccd_of_unit[u] = c >= 0 && c < nccd ? c : nccd;
             count[ccd_of_unit[u]]++;
         }
-        std::vector<ScanUnit> sorted(units.size());
         std::vector<size_t> at(nccd + 1, 0);
         for (int g = 1; g <= nccd; g++) {
             at[g] = at[g - 1] + count[g - 1];
         }
         const std::vector<size_t> starts = at;
+        std::vector<ScanUnit> sorted(units.size());
         for (size_t u = 0; u < units.size(); u++) {
             sorted[at[ccd_of_unit[u]]++] = units[u];
         }
         units.swap(sorted);
 
-        const double ns_per_code =
-                scan_ns_per_code(call.table_id, call.ivf.code_size);
         HelperPlanInput in;
-        in.caller_ccd = alone ? -1 : pool.caller_ccd();
-        in.other_callers = others;
+        in.caller_ccd = pool.caller_ccd();
         in.handoff_ns = pool.handoff_ns();
         for (int c = 0; c < nccd; c++) {
             in.ccd_workers.push_back(topo.ccd_size(c));
         }
-        std::vector<ShareGroup> groups;
-        int caller_first = 0;
-        double estimated_ns = 0;
         for (int g = 0; g <= nccd; g++) {
             const size_t b = starts[g], e = b + count[g];
             if (b == e) {
@@ -436,9 +423,6 @@ struct ScanShare final : RunnerFactory {
             for (size_t u = b; u < e; u++) {
                 codes += double(units[u].codes);
             }
-            if (g == in.caller_ccd) {
-                caller_first = int(groups.size());
-            }
             ShareGroup sg;
             sg.id = units[b].id;
             sg.begin = int64_t(b);
@@ -447,15 +431,50 @@ struct ScanShare final : RunnerFactory {
             in.work_ns.push_back(codes * ns_per_code);
             in.units.push_back(int64_t(e - b));
             in.group_ccd.push_back(g < nccd ? g : -1);
-            estimated_ns += codes * ns_per_code;
         }
-        const std::vector<int> helpers = alone
-                ? std::vector<int>(groups.size(), 0)
-                : call.shape.helpers < 0
-                ? plan_helpers(in)
-                : std::vector<int>(groups.size(), call.shape.helpers);
-        for (size_t g = 0; g < groups.size(); g++) {
-            groups[g].helpers = helpers[g];
+        return in;
+    }
+
+    /// run: plan and run the share; `others`: other callers of the pool.
+    /// Alone, every unit is the caller's, in one group; otherwise the
+    /// units are grouped by CCD (group() below) and the helpers planned
+    /// from the measured costs.
+    void run(bool alone, int others) {
+        Pool& pool = call.runtime->pool();
+        const double ns_per_code =
+                scan_ns_per_code(call.table_id, call.ivf.code_size);
+        std::vector<ShareGroup> groups;
+        int caller_first = 0;
+        double estimated_ns = 0;
+        if (alone) {
+            size_t codes = 0;
+            for (const ScanUnit& unit : units) {
+                codes += unit.codes;
+            }
+            ShareGroup sg;
+            sg.id = units.empty() ? kLocalMappingId : units[0].id;
+            sg.end = int64_t(units.size());
+            groups.push_back(sg);
+            estimated_ns = double(codes) * ns_per_code;
+        } else {
+            HelperPlanInput in = group(pool, ns_per_code, groups);
+            in.other_callers = others;
+            caller_first =
+                    int(std::find(
+                                in.group_ccd.begin(),
+                                in.group_ccd.end(),
+                                in.caller_ccd) -
+                        in.group_ccd.begin());
+            if (caller_first == int(groups.size())) {
+                caller_first = 0;
+            }
+            const std::vector<int> helpers = call.shape.helpers < 0
+                    ? plan_helpers(in)
+                    : std::vector<int>(groups.size(), call.shape.helpers);
+            for (size_t g = 0; g < groups.size(); g++) {
+                groups[g].helpers = helpers[g];
+                estimated_ns += in.work_ns[g];
+            }
         }
         const ShareStats st = run_shared(pool, groups, caller_first, *this);
         note_scan_cost(
@@ -681,18 +700,12 @@ struct RangeScan {
     void finish(Local&) const {}
 
     void scan(Local& local, const ScanItem& item) const {
-        scan(*local.scanner, local.q, item, hits[&item - items]);
-    }
-
-    void scan(
-            InvertedListScanner& scanner,
-            idx_t& scanner_q,
-            const ScanItem& item,
-            ItemHits& h) const {
         const InvertedLists* il = call.ivf.invlists;
-        if (scanner_q != item.q) {
+        InvertedListScanner& scanner = *local.scanner;
+        ItemHits& h = hits[&item - items];
+        if (local.q != item.q) {
             scanner.set_query(x + item.q * call.ivf.d);
-            scanner_q = item.q;
+            local.q = item.q;
         }
         scanner.set_list(
                 item.list_no,

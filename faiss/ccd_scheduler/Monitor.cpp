@@ -199,6 +199,7 @@ void Monitor::start(double period_s) {
         std::lock_guard<std::mutex> lock(sync_->mutex);
         sync_->stop = false;
     }
+    detail::watch_forks();
     thread_generation_ = detail::fork_generation();
     thread_ = std::thread([this, period_s] {
         ThreadSync& sync = *sync_;

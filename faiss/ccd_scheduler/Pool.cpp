@@ -1,5 +1,6 @@
 #include <faiss/ccd_scheduler/Pool.h>
 
+#include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/detail/FifoGate.h>
 #include <faiss/ccd_scheduler/detail/ForkGeneration.h>
 #include <faiss/ccd_scheduler/detail/Futex.h>
@@ -55,12 +56,6 @@ thread_local CurrentWorker tl_current;
 thread_local const uint32_t tl_rotor_seed = uint32_t(hash_mapping_id(
         std::hash<std::thread::id>()(std::this_thread::get_id())));
 thread_local uint32_t tl_rotor = tl_rotor_seed;
-
-int64_t steady_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-}
 
 uint64_t xorshift64(uint64_t& state) {
     state ^= state << 13;
@@ -123,7 +118,7 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
             ccd_of_cpu_[cpu] = topology_.ccd_of(w);
         }
     }
-    handoff_at_ns_.store(steady_ns(), std::memory_order_relaxed);
+    handoff_at_ns_.store(steady_now_ns(), std::memory_order_relaxed);
     if (options_.fifo_callers) {
         // One slot more than workers: a core whose caller left stays busy
         // while the next one wakes up (measured: bench_ivf, 8 clients, 2
@@ -145,6 +140,7 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
         workers_.emplace_back(
                 new Worker(options_, hash_mapping_id(uint64_t(w) + 0x5eed)));
     }
+    detail::watch_forks();
     fork_generation_ = detail::fork_generation();
     threads_.reserve(nw);
     try {
@@ -172,8 +168,7 @@ Pool::~Pool() {
                 "tasks; that can never finish\n");
         std::abort();
     }
-    revive_after_fork(); // a child's pool drains its copied queue first
-    wait_idle();
+    wait_idle(); // in a fork() child, revives the workers first
     // seq_cst: pairs with P1-P3 of the parking protocol (see Pool.h).
     stop_.store(true, std::memory_order_seq_cst);
     for (auto& worker : workers_) {
@@ -287,7 +282,7 @@ void Pool::note_handoff(double ns) const {
     handoff_ns_.store(
             old + kWeight * (std::max(0.0, ns) - old),
             std::memory_order_relaxed);
-    handoff_at_ns_.store(steady_ns(), std::memory_order_relaxed);
+    handoff_at_ns_.store(steady_now_ns(), std::memory_order_relaxed);
 }
 
 double Pool::handoff_ns() const {
@@ -296,7 +291,7 @@ double Pool::handoff_ns() const {
     // measure them again once they got cheap.
     const double v = handoff_ns_.load(std::memory_order_relaxed);
     const int64_t at = handoff_at_ns_.load(std::memory_order_relaxed);
-    const double age = double(std::max<int64_t>(0, steady_ns() - at));
+    const double age = double(std::max<int64_t>(0, steady_now_ns() - at));
     return v * std::exp2(-age / kHandoffHalfLifeNs);
 }
 

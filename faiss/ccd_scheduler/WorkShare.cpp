@@ -1,5 +1,6 @@
 #include <faiss/ccd_scheduler/WorkShare.h>
 
+#include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/Pool.h>
 #include <faiss/ccd_scheduler/Task.h>
 #include <faiss/ccd_scheduler/detail/Futex.h>
@@ -15,12 +16,6 @@ namespace ccd {
 
 namespace {
 
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-}
-
 // Polls of `remaining` before the caller sleeps: the units still running
 // when it ran out of its own are usually near their end.
 constexpr int kCallerSpins = 2000;
@@ -33,7 +28,6 @@ constexpr int64_t kWorkerNapNs = 50 * 1000;
 struct alignas(64) Cursor {
     std::atomic<int64_t> next{0};
     int64_t end = 0;
-    bool caller_runs = true;
 };
 
 /// ShareState: what helpers may touch after the call returned (see
@@ -74,22 +68,17 @@ struct ShareState {
 };
 
 /// participate: claim and run units of groups [first, first + span)
-/// (modulo the number of groups; the caller skips groups it may not run)
-/// until none is left; returns how many it ran. The runner dies before the
-/// last unit is reported done. A helper counts itself in
-/// helpers_with_units on its first unit, before any done() of its own, so
-/// the caller sees the count complete.
+/// (modulo the number of groups) until none is left; returns how many it ran.
+/// The runner dies before the last unit is reported done. A helper counts
+/// itself in helpers_with_units on its first unit, before any done() of its
+/// own, so the caller sees the count complete.
 int64_t participate(ShareState& s, int first, int span, bool is_helper) {
     std::unique_ptr<UnitRunner> runner;
     int64_t ran = 0;
     int g = 0;
     auto next_unit = [&]() -> int64_t {
         for (; g < span; g++) {
-            const int group = (first + g) % s.num_groups;
-            if (!is_helper && !s.cursors[group].caller_runs) {
-                continue;
-            }
-            const int64_t u = s.claim(group);
+            const int64_t u = s.claim((first + g) % s.num_groups);
             if (u >= 0) {
                 return u;
             }
@@ -157,14 +146,10 @@ ShareStats run_shared(
     state->num_groups = ng;
     state->cursors.reset(new Cursor[ng > 0 ? ng : 1]);
     for (int g = 0; g < ng; g++) {
-        if (groups[g].end < groups[g].begin || groups[g].helpers < 0 ||
-            (!groups[g].caller_runs && groups[g].helpers == 0 &&
-             groups[g].end > groups[g].begin)) {
+        if (groups[g].end < groups[g].begin || groups[g].helpers < 0) {
             throw std::invalid_argument(
-                    "run_shared: a group has end < begin, helpers < 0, or "
-                    "units handed off (caller_runs = false) to no helper");
+                    "run_shared: a group has end < begin or helpers < 0");
         }
-        state->cursors[g].caller_runs = groups[g].caller_runs;
         state->cursors[g].next.store(
                 groups[g].begin,
                 std::memory_order_relaxed);
@@ -179,22 +164,17 @@ ShareStats run_shared(
         caller_first = 0;
     }
 
-    state->submitted_ns = now_ns();
+    state->submitted_ns = steady_now_ns();
     for (int g = 0; g < ng; g++) {
         for (int h = 0; h < groups[g].helpers; h++) {
             try {
                 pool.submit(groups[g].id, [state, g, &pool] {
                     ShareState& s = *state;
-                    pool.note_handoff(double(now_ns() - s.submitted_ns));
+                    pool.note_handoff(double(steady_now_ns() - s.submitted_ns));
                     participate(s, g, 1, true);
                 });
             } catch (...) {
-                // Out of memory: the caller runs what is left, handed off
-                // or not (it must not wait for a helper that never comes).
-                for (int other = 0; other < ng; other++) {
-                    state->cursors[other].caller_runs = true;
-                }
-                break;
+                break; // out of memory: the caller runs what is left
             }
             stats.helpers_submitted++;
         }

@@ -3,20 +3,17 @@
  * the pool take units of the same work; the call returns when every unit
  * has run. The caller starts at once, in its own thread (no wake-up round
  * trip before the first unit), and never waits for a helper to start: a
- * helper that starts late finds nothing left and goes. Unless a group is
- * handed off (caller_runs = false), completion never depends on the pool,
- * so a share is safe from any thread, a task of the pool included,
- * whatever the pool is doing; a caller that is a worker of the pool helps
- * it while it waits for a hand-off.
+ * helper that starts late finds nothing left and goes. Completion never
+ * depends on the pool, so a share is safe from any thread, a task of the
+ * pool included, whatever the pool is doing.
  *
  * Groups. The units are numbered 0..n-1 and cut in groups, one per CCD
  * whose L3 their memory should stay in; each group has its own cursor.
  * Its helpers are pool tasks keyed by the group's MappingId, so they run
  * on that CCD and take units of that group only. The caller takes units
  * from its own group first (the one on its CCD, `caller_first`), then from
- * the others in order (except groups marked caller_runs = false, which
- * are handed off whole). How many helpers each group gets is the
- * caller's policy (HelperPlan.h).
+ * the others in order. How many helpers each group gets is the caller's
+ * policy (HelperPlan.h).
  *
  * Runners. Each participant (the caller, each helper that gets a unit)
  * makes one UnitRunner with the factory, on its first unit, and runs all
@@ -82,15 +79,11 @@ class RunnerFactory {
 };
 
 /// ShareGroup: units [begin, end), helped by `helpers` tasks keyed by `id`.
-/// caller_runs = false keeps the caller off the group (a hand-off: its
-/// units must run on their CCD); such a group needs a helper, and its
-/// completion then waits for one to start.
 struct ShareGroup {
     MappingId id = kLocalMappingId;
     int64_t begin = 0;
     int64_t end = 0;
     int helpers = 0;
-    bool caller_runs = true;
 };
 
 /// ShareStats: what became of one share (the shapes the policy chose).

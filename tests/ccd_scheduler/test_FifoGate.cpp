@@ -1,7 +1,7 @@
 // FifoGate: never more than `slots` inside, admission in arrival order,
-// every entry exactly once; and the pool's CallerScope built on it.
+// every entry exactly once. (The pool's CallerScope, built on it:
+// test_CallerScope.cpp.)
 
-#include <faiss/ccd_scheduler/Pool.h>
 #include <faiss/ccd_scheduler/detail/FifoGate.h>
 
 #include "stress_scale.h"
@@ -87,67 +87,6 @@ TEST(FifoGate, StressNeverMoreThanSlotsInside) {
         EXPECT_EQ(inside.load(), 0);
         EXPECT_EQ(gate.waiting(), 0u);
     }
-}
-
-// CallerScope with fifo_callers: outside threads beyond num_workers + 1
-// wait; a nested scope and a worker's scope never wait.
-TEST(CallerScope, GatesOutsidersOnlyAndNests) {
-    PoolOptions options;
-    options.fifo_callers = true;
-    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd, options);
-    std::atomic<bool> holder_in{false};
-    std::atomic<bool> holder_out{false};
-    std::atomic<bool> third_in{false};
-    std::thread holder, third;
-    {
-        Pool::CallerScope outer(pool);
-        Pool::CallerScope nested(pool); // would deadlock if gated
-        EXPECT_EQ(nested.others(), 0);  // its own thread, counted once
-        std::atomic<bool> worker_in{false};
-        pool.submit(kLocalMappingId, [&] {
-            Pool::CallerScope in_worker(pool);
-            worker_in.store(true);
-        });
-        pool.wait_idle();
-        EXPECT_TRUE(worker_in.load());
-        // Two slots (one worker + 1): a second outsider enters...
-        holder = std::thread([&] {
-            Pool::CallerScope s(pool);
-            holder_in.store(true);
-            while (!holder_out.load()) {
-                std::this_thread::yield();
-            }
-        });
-        while (!holder_in.load()) {
-            std::this_thread::yield();
-        }
-        // ...a third waits for one of us.
-        third = std::thread([&] {
-            Pool::CallerScope s(pool);
-            third_in.store(true);
-        });
-        for (int i = 0; i < 1000; i++) {
-            std::this_thread::yield();
-        }
-        EXPECT_FALSE(third_in.load());
-    }
-    third.join();
-    EXPECT_TRUE(third_in.load());
-    holder_out.store(true);
-    holder.join();
-}
-
-TEST(CallerScope, NoGateByDefault) {
-    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
-    Pool::CallerScope second(pool); // two slots would be taken
-    Pool::CallerScope outer(pool);
-    std::atomic<bool> in{false};
-    std::thread t([&] {
-        Pool::CallerScope s(pool);
-        in.store(true);
-    });
-    t.join();
-    EXPECT_TRUE(in.load());
 }
 
 } // namespace

@@ -208,32 +208,6 @@ TEST(WorkShare, StressConcurrentCallers) {
     pool.wait_idle();
 }
 
-TEST(PoolLoadSignals, CallerScopeCountsOthers) {
-    Pool pool(Topology::from_spec("1x2"), PolicyKind::ccd);
-    std::atomic<bool> in{false};
-    std::atomic<bool> out{false};
-    std::thread other([&] {
-        Pool::CallerScope s(pool);
-        in.store(true);
-        while (!out.load()) {
-            std::this_thread::yield();
-        }
-    });
-    while (!in.load()) {
-        std::this_thread::yield();
-    }
-    {
-        Pool::CallerScope mine(pool);
-        EXPECT_EQ(mine.others(), 1);
-        Pool::CallerScope nested(pool); // the same thread: not counted again
-        EXPECT_EQ(nested.others(), 1);
-    }
-    out.store(true);
-    other.join();
-    Pool::CallerScope alone(pool);
-    EXPECT_EQ(alone.others(), 0);
-}
-
 TEST(PoolLoadSignals, HandoffAverageMovesTowardSamples) {
     Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
     // Aging only lowers the estimate (however slowly this runs).

@@ -2,33 +2,25 @@
 
 #include <pthread.h>
 
-#include <atomic>
-
 namespace faiss {
 namespace ccd {
 namespace detail {
 
-namespace {
+std::atomic<uint64_t> fork_generation_counter{0};
 
-std::atomic<uint64_t> generation{0};
+namespace {
 
 void in_child() {
     // The child has one thread: relaxed suffices; later threads of the
     // child are created after this store.
-    generation.fetch_add(1, std::memory_order_relaxed);
-}
-
-bool register_handler() {
-    pthread_atfork(nullptr, nullptr, in_child);
-    return true;
+    fork_generation_counter.fetch_add(1, std::memory_order_relaxed);
 }
 
 } // namespace
 
-uint64_t fork_generation() {
-    static const bool registered = register_handler();
+void watch_forks() {
+    static const int registered = pthread_atfork(nullptr, nullptr, in_child);
     (void)registered;
-    return generation.load(std::memory_order_relaxed);
 }
 
 } // namespace detail
