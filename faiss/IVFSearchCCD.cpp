@@ -436,9 +436,9 @@ struct ScanShare final : RunnerFactory {
     }
 
     /// run: plan and run the share; `others`: other callers of the pool.
-    /// Alone, every unit is the caller's, in one group; otherwise the
-    /// units are grouped by CCD (group() below) and the helpers planned
-    /// from the measured costs.
+    /// Alone, the caller runs every unit in order, without a WorkShare;
+    /// otherwise the units are grouped by CCD (group() above) and the
+    /// helpers planned from the measured costs.
     void run(bool alone, int others) {
         Pool& pool = call.runtime->pool();
         const double ns_per_code =
@@ -446,16 +446,24 @@ struct ScanShare final : RunnerFactory {
         std::vector<ShareGroup> groups;
         int caller_first = 0;
         double estimated_ns = 0;
+        ShareStats st;
         if (alone) {
+            // The caller scans every unit itself, in order: no share to
+            // set up. The body still scans into seeded heaps and merges
+            // (not straight into the answer as FAISS's loop does), so that
+            // ties resolve the same whichever shape the cost model picks.
             size_t codes = 0;
             for (const ScanUnit& unit : units) {
                 codes += unit.codes;
             }
-            ShareGroup sg;
-            sg.id = units.empty() ? kLocalMappingId : units[0].id;
-            sg.end = int64_t(units.size());
-            groups.push_back(sg);
             estimated_ns = double(codes) * ns_per_code;
+            {
+                Runner runner(*this);
+                for (size_t u = 0; u < units.size(); u++) {
+                    runner.run(int64_t(u));
+                }
+            }
+            st.units = st.units_by_caller = int64_t(units.size());
         } else {
             HelperPlanInput in = group(pool, ns_per_code, groups);
             in.other_callers = others;
@@ -475,8 +483,8 @@ struct ScanShare final : RunnerFactory {
                 groups[g].helpers = helpers[g];
                 estimated_ns += in.work_ns[g];
             }
+            st = run_shared(pool, groups, caller_first, *this);
         }
-        const ShareStats st = run_shared(pool, groups, caller_first, *this);
         note_scan_cost(
                 call.table_id,
                 double(scan_ns.load(std::memory_order_relaxed)),
