@@ -44,6 +44,8 @@ struct Counter {
 struct CurrentWorker {
     const Pool* pool = nullptr;
     int index = -1;
+    /// The running task was found after the worker parked (Pool::Wake).
+    bool woke = false;
 };
 thread_local CurrentWorker tl_current;
 
@@ -118,7 +120,9 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
             ccd_of_cpu_[cpu] = topology_.ccd_of(w);
         }
     }
-    handoff_at_ns_.store(steady_now_ns(), std::memory_order_relaxed);
+    for (auto& at : handoff_at_ns_) {
+        at.store(steady_now_ns(), std::memory_order_relaxed);
+    }
     if (options_.fifo_callers) {
         // One slot more than workers: a core whose caller left stays busy
         // while the next one wakes up (measured: bench_ivf, 8 clients, 2
@@ -274,23 +278,38 @@ Pool::CallerScope::~CallerScope() {
 }
 
 void Pool::note_handoff(double ns) const {
-    // An exponential moving average over the last ~8 samples, from its
-    // aged value; racing updates may drop one, which an average can
-    // afford. relaxed: a statistic.
+    // Up at once, down as a moving average over the last ~8 samples, from
+    // the aged value. Up at once: aging lets a caller try a helper again
+    // now and then; when that helper was dear, one sample must restore the
+    // estimate, or every aged-down try would be followed by several more
+    // dear ones while the average climbs back. Racing updates may drop one
+    // sample, which an estimate can afford. relaxed: a statistic.
     constexpr double kWeight = 0.125;
-    const double old = handoff_ns();
-    handoff_ns_.store(
-            old + kWeight * (std::max(0.0, ns) - old),
+    const Wake kind = tl_current.pool == this && !tl_current.woke
+            ? Wake::spinning
+            : Wake::parked;
+    const int k = int(kind);
+    const double old = handoff_ns(kind);
+    const double sample = std::max(0.0, ns);
+    handoff_ns_[k].store(
+            sample > old ? sample : old + kWeight * (sample - old),
             std::memory_order_relaxed);
-    handoff_at_ns_.store(steady_now_ns(), std::memory_order_relaxed);
+    handoff_at_ns_[k].store(steady_now_ns(), std::memory_order_relaxed);
 }
 
 double Pool::handoff_ns() const {
+    return handoff_ns(
+            num_spinning_.load(std::memory_order_relaxed) > 0 ? Wake::spinning
+                                                              : Wake::parked);
+}
+
+double Pool::handoff_ns(Wake kind) const {
     // Aged: halved every kHandoffHalfLifeNs without a sample. A policy that
     // stops handing off because hand-offs were dear would otherwise never
     // measure them again once they got cheap.
-    const double v = handoff_ns_.load(std::memory_order_relaxed);
-    const int64_t at = handoff_at_ns_.load(std::memory_order_relaxed);
+    const int k = int(kind);
+    const double v = handoff_ns_[k].load(std::memory_order_relaxed);
+    const int64_t at = handoff_at_ns_[k].load(std::memory_order_relaxed);
     const double age = double(std::max<int64_t>(0, steady_now_ns() - at));
     return v * std::exp2(-age / kHandoffHalfLifeNs);
 }
@@ -511,8 +530,13 @@ void Pool::worker_main(int w) {
     const bool yield_when_spinning =
             topology_.num_workers() > int(std::thread::hardware_concurrency());
     Worker& me = *workers_[w];
+    bool parked = false; // since the last task ran (CurrentWorker::woke)
     for (;;) {
         TaskNode* task = find_task(w, false);
+        const bool idle = task == nullptr;
+        if (idle) {
+            num_spinning_.fetch_add(1, std::memory_order_relaxed);
+        }
         for (int i = 0; task == nullptr && i < spin_rounds_; i++) {
             if (yield_when_spinning) {
                 sched_yield();
@@ -533,8 +557,13 @@ void Pool::worker_main(int w) {
                      std::chrono::steady_clock::now() < until &&
                      !stop_.load(std::memory_order_relaxed));
         }
+        if (idle) {
+            num_spinning_.fetch_sub(1, std::memory_order_relaxed);
+        }
         if (task != nullptr) {
+            tl_current.woke = parked;
             run_task(w, task);
+            parked = false;
             continue;
         }
         // Parking protocol, P1-P5 (see Pool.h).
@@ -550,13 +579,16 @@ void Pool::worker_main(int w) {
         if (task == nullptr) {     // P5
             me.parks.bump();
             me.parker.wait();
+            parked = true;
         } else {
             me.parker.cancel();
         }
         num_parked_.fetch_sub(1, std::memory_order_relaxed);
         me.backoff.reset();
         if (task != nullptr) {
+            tl_current.woke = parked;
             run_task(w, task);
+            parked = false;
         }
     }
     tl_current = CurrentWorker();

@@ -203,14 +203,26 @@ class Pool {
         int others_;
     };
 
+    /// Wake: how the worker that ran a task came to it. A hand-off to a
+    /// worker that is awake and looking for work (spinning) costs about a
+    /// cache-line transfer; to a parked one, a futex wake-up and a context
+    /// switch: two estimates, so that neither hides the other.
+    enum class Wake { spinning = 0, parked = 1 };
+
     /// note_handoff: a task started `ns` nanoseconds after it was
-    /// submitted; folded into handoff_ns(). Any thread.
+    /// submitted; folded into the estimate of the calling worker's Wake
+    /// (parked when it parked before finding this task; a thread outside
+    /// the pool notes a parked sample). Any thread.
     void note_handoff(double ns) const;
-    /// handoff_ns: a moving average of the noted submit-to-start delays
-    /// (kInitialHandoffNs before the first), halved for every
-    /// kHandoffHalfLifeNs since the last sample.
+    /// handoff_ns: the estimate for a task submitted now: the spinning one
+    /// while some worker spins, else the parked one.
     double handoff_ns() const;
-    static constexpr double kInitialHandoffNs = 20000;
+    /// handoff_ns(kind): the noted submit-to-start delays of that kind
+    /// (kInitialHandoffNs[kind] before the first): a sample above the
+    /// estimate replaces it, one below moves it as a moving average;
+    /// halved for every kHandoffHalfLifeNs since its last sample.
+    double handoff_ns(Wake kind) const;
+    static constexpr double kInitialHandoffNs[2] = {2000, 20000};
     static constexpr double kHandoffHalfLifeNs = 10e6;
 
     /// set_mapping: publish a new MappingId -> CCD mapping (nullptr: back
@@ -274,8 +286,13 @@ class Pool {
     // Load signals: written once per share or helper, not per task.
     alignas(64) mutable std::atomic<int> callers_{0};
     mutable std::atomic<uint64_t> callers_entered_{0}; ///< PoolStats::callers
-    mutable std::atomic<double> handoff_ns_{kInitialHandoffNs};
-    mutable std::atomic<int64_t> handoff_at_ns_{0}; ///< steady clock, ns
+    mutable std::atomic<double> handoff_ns_[2] = {
+            {kInitialHandoffNs[0]},
+            {kInitialHandoffNs[1]}};
+    mutable std::atomic<int64_t> handoff_at_ns_[2] = {}; ///< steady clock
+    /// Workers awake without a task (spinning before they park); a hint
+    /// for handoff_ns(), written on each idle spell, not per task.
+    alignas(64) std::atomic<int> num_spinning_{0};
     std::vector<int> ccd_of_cpu_;             ///< by CPU number; -1: not ours
     std::unique_ptr<CallerGate> caller_gate_; ///< null: no fifo_callers
     // Fork: the generation the workers were started in; 1 while one

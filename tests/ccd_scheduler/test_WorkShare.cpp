@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -210,18 +211,68 @@ TEST(WorkShare, StressConcurrentCallers) {
 
 TEST(PoolLoadSignals, HandoffAverageMovesTowardSamples) {
     Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
+    const Pool::Wake parked = Pool::Wake::parked;
     // Aging only lowers the estimate (however slowly this runs).
-    EXPECT_LE(pool.handoff_ns(), Pool::kInitialHandoffNs);
-    EXPECT_GT(pool.handoff_ns(), 0);
+    EXPECT_LE(pool.handoff_ns(parked), Pool::kInitialHandoffNs[1]);
+    EXPECT_GT(pool.handoff_ns(parked), 0);
+    // Samples noted outside the pool count as parked ones.
     for (int i = 0; i < 200; i++) {
         pool.note_handoff(1000);
     }
-    EXPECT_LE(pool.handoff_ns(), 1000 + 1);
-    EXPECT_GT(pool.handoff_ns(), 900); // within a ms of the last sample
+    EXPECT_LE(pool.handoff_ns(parked), 1000 + 1);
+    EXPECT_GT(pool.handoff_ns(parked), 900); // within a ms of the sample
     // Without samples it ages: at least 1.5 half-lives later, under half.
     std::this_thread::sleep_for(
             std::chrono::nanoseconds(int64_t(1.5 * Pool::kHandoffHalfLifeNs)));
-    EXPECT_LT(pool.handoff_ns(), 500);
+    EXPECT_LT(pool.handoff_ns(parked), 500);
+}
+
+// A dear hand-off after the estimate aged down restores it at once (one
+// sample), while cheap ones bring it down only as an average.
+TEST(PoolLoadSignals, HandoffRisesAtOnceFallsSlowly) {
+    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd);
+    const Pool::Wake parked = Pool::Wake::parked;
+    for (int i = 0; i < 200; i++) {
+        pool.note_handoff(1000);
+    }
+    // Bounds leave a few ms of aging for a slow (sanitized, preempted)
+    // run; as an average from 1000 it would read ~5900, then ~5300.
+    pool.note_handoff(40000);
+    EXPECT_GT(pool.handoff_ns(parked), 30000);
+    pool.note_handoff(1000);
+    EXPECT_GT(pool.handoff_ns(parked), 20000); // one cheap sample: 1/8
+    EXPECT_LT(pool.handoff_ns(parked), 36000);
+}
+
+// A helper noted by a worker that was awake (it spun, not parked) goes to
+// the spinning estimate, which handoff_ns() answers with while a worker
+// spins; the parked estimate keeps its own samples.
+TEST(PoolLoadSignals, SpinningAndParkedHandoffsApart) {
+    PoolOptions options;
+    options.yield_spin_us = 200000; // 200 ms awake after each task
+    Pool pool(Topology::from_spec("1x1"), PolicyKind::ccd, options);
+    const Pool::Wake spinning = Pool::Wake::spinning;
+    const Pool::Wake parked = Pool::Wake::parked;
+    pool.note_handoff(50000); // the parked estimate, from outside
+    // The worker starts spinning and stays awake: its samples are spinning.
+    for (int i = 0; i < 50; i++) {
+        std::promise<void> ran;
+        pool.submit(kLocalMappingId, [&] {
+            pool.note_handoff(300);
+            ran.set_value();
+        });
+        ran.get_future().wait();
+    }
+    EXPECT_LT(pool.handoff_ns(spinning), 1000);
+    EXPECT_GT(pool.handoff_ns(parked), 25000);
+    // The worker spins once it has left its last task (poll: it may still
+    // be inside it, and a parked estimate answers until then).
+    bool spinning_answered = false;
+    for (int i = 0; i < 1000 && !spinning_answered; i++) {
+        spinning_answered = pool.handoff_ns() < 1000;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    EXPECT_TRUE(spinning_answered);
 }
 
 TEST(PoolLoadSignals, CallerCcdOfAWorkerIsItsCcd) {
