@@ -104,13 +104,18 @@ def _plot_hnsw(data, png):
     plot_hnsw.plot(png.with_suffix(".json"), png)
 
 
+def _plot_serving(data, png):
+    import plot_serving  # also writes serving.md and serving_heatmap.png
+    plot_serving.report(data, png)
+
+
 def _plotters():
     """Each benchmark's plotter; the others live beside this file."""
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     from plot_ivf import plot_ivf
     from plot_mapping import plot_mapping
     return {"pool": plot_pool, "ivf": plot_ivf, "mapping": plot_mapping,
-            "bench_hnsw": _plot_hnsw}
+            "bench_hnsw": _plot_hnsw, "serving": _plot_serving}
 
 
 def main(argv):

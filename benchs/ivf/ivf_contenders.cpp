@@ -114,7 +114,45 @@ class PoolContender final : public Contender {
     int spin_rounds_;
 };
 
+class CcdModeContender final : public Contender {
+   public:
+    explicit CcdModeContender(faiss::IndexIVF* index)
+            : Contender("ccd"),
+              index_(index),
+              runtime_(faiss::ccd::Runtime::get_default()) {}
+
+    std::string describe() const override {
+        return "the fork's IndexIVF::search, parallel_mode "
+               "PARALLEL_MODE_CCD, default runtime (" +
+                std::to_string(runtime_->pool().num_workers()) +
+                " workers, policy " +
+                faiss::ccd::policy_name(runtime_->pool().policy()) + ")";
+    }
+    void prepare() override {
+        index_->parallel_mode = faiss::PARALLEL_MODE_CCD;
+    }
+    void search(
+            idx_t n,
+            const float* x,
+            idx_t k,
+            float* distances,
+            idx_t* labels) const override {
+        index_->search(n, x, k, distances, labels);
+    }
+    const faiss::ccd::Pool* pool() const override {
+        return &runtime_->pool();
+    }
+
+   private:
+    faiss::IndexIVF* index_;
+    std::shared_ptr<faiss::ccd::Runtime> runtime_;
+};
+
 } // namespace
+
+std::unique_ptr<Contender> make_ccd_mode(faiss::IndexIVF* index) {
+    return std::make_unique<CcdModeContender>(index);
+}
 
 std::unique_ptr<Contender>
 make_stock(faiss::IndexIVF* index, int parallel_mode, int omp_threads) {

@@ -15,6 +15,9 @@
  *               with split_factor 0: every probed list is one task
  *   pool-ccd-spin     (diagnostic, single client only) pool-ccd on a pool
  *               whose idle workers spin for milliseconds before parking
+ *   ccd         (bench_serving) the fork's own IndexIVF::search with
+ *               parallel_mode = PARALLEL_MODE_CCD, as a user switches it,
+ *               on the process's default runtime
  *
  * stock-pm0 and stock-pm1 use hardware_concurrency OpenMP threads in
  * every calling thread (each client thread starts its own team, as in a
@@ -75,6 +78,10 @@ class Contender {
 /// make_stock: stock FAISS with `omp_threads` OpenMP threads per caller.
 std::unique_ptr<Contender>
 make_stock(faiss::IndexIVF* index, int parallel_mode, int omp_threads);
+
+/// make_ccd_mode: the fork's IndexIVF in PARALLEL_MODE_CCD on the default
+/// runtime (its prepare() sets the index's parallel_mode).
+std::unique_ptr<Contender> make_ccd_mode(faiss::IndexIVF* index);
 
 /// make_pool: IndexIVFCCD over `index` on `runtime`'s pool; split = false sets
 /// split_factor 0 (no list is cut into chunks). spin_rounds: the pool's

@@ -4,6 +4,7 @@
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFFlat.h>
+#include <faiss/index_factory.h>
 #include <faiss/index_io.h>
 #include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/random.h>
@@ -117,17 +118,25 @@ std::vector<float> synthetic_queries(const SyntheticSpec& s, const Blobs& b) {
     return q;
 }
 
-/// build_ivf: IndexIVFFlat (L2) trained on `ntrain` rows picked at random.
+/// build_ivf: "IVF<nlist>,<codec>" (L2) from index_factory, trained on
+/// `ntrain` rows picked at random.
 std::unique_ptr<faiss::IndexIVF> build_ivf(
         int d,
         size_t nlist,
+        const std::string& codec,
         size_t nb,
         const float* base,
         size_t ntrain,
         uint64_t seed) {
-    auto* quantizer = new faiss::IndexFlatL2(d);
-    auto ivf = std::make_unique<faiss::IndexIVFFlat>(quantizer, d, nlist);
-    ivf->own_fields = true;
+    const std::string description = "IVF" + std::to_string(nlist) + "," + codec;
+    std::unique_ptr<faiss::Index> made(
+            faiss::index_factory(d, description.c_str()));
+    auto* as_ivf = dynamic_cast<faiss::IndexIVF*>(made.get());
+    if (as_ivf == nullptr) {
+        throw std::runtime_error(description + " is not an IVF index");
+    }
+    made.release();
+    std::unique_ptr<faiss::IndexIVF> ivf(as_ivf);
     ntrain = std::min(ntrain, nb);
     std::vector<float> train(ntrain * d);
     if (ntrain == nb) {
@@ -270,11 +279,19 @@ void index_and_gt(
     }
     if (!ds.index_from_cache) {
         fprintf(stderr,
-                "bench_ivf: %s: building IVF%zu,Flat (train on %zu) ...\n",
+                "bench_ivf: %s: building IVF%zu,%s (train on %zu) ...\n",
                 ds.name.c_str(),
                 ds.nlist,
+                ds.codec.c_str(),
                 std::min(ntrain, ds.nb));
-        ds.index = build_ivf(ds.d, ds.nlist, ds.nb, base.data(), ntrain, seed);
+        ds.index = build_ivf(
+                ds.d,
+                ds.nlist,
+                ds.codec,
+                ds.nb,
+                base.data(),
+                ntrain,
+                seed);
         write_atomically(ds.cache_file, [&](const std::string& tmp) {
             faiss::write_index(ds.index.get(), tmp.c_str());
         });
@@ -383,7 +400,7 @@ std::string SyntheticSpec::key() const {
             size_sigma,
             spread,
             (unsigned long long)seed);
-    return buf;
+    return codec == "Flat" ? std::string(buf) : std::string(buf) + "-" + codec;
 }
 
 std::string FmnistSpec::key() const {
@@ -395,7 +412,7 @@ std::string FmnistSpec::key() const {
             kCacheVersion,
             nb,
             nlist);
-    return buf;
+    return codec == "Flat" ? std::string(buf) : std::string(buf) + "-" + codec;
 }
 
 Dataset make_synthetic(
@@ -409,6 +426,7 @@ Dataset make_synthetic(
     ds.nlist = spec.nlist;
     ds.nprobe = spec.nprobe;
     ds.nq = spec.nq;
+    ds.codec = spec.codec;
     char buf[256];
     snprintf(
             buf,
@@ -439,6 +457,7 @@ Dataset load_fmnist(
     ds.name = "fmnist";
     ds.nlist = spec.nlist;
     ds.nprobe = spec.nprobe;
+    ds.codec = spec.codec;
     const std::string base_path = spec.dir + "/train-images-idx3-ubyte.gz";
     ds.queries = fmnist_images(
             spec.dir + "/t10k-images-idx3-ubyte.gz",

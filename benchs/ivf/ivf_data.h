@@ -1,5 +1,6 @@
 /**
- * ivf_data.h: the data sets of bench_ivf, each with its IVFFlat index
+ * ivf_data.h: the data sets of bench_ivf, each with its IVF index (Flat
+ * codes unless the spec names another codec)
  * (built once, cached on disk), its queries and exact ground truth.
  *
  *  - synthetic: gaussian blobs of uneven sizes; big blobs are dense (spread
@@ -44,6 +45,9 @@ struct SyntheticSpec {
     /// N(0, 1) per dimension. A blob of n points has spread * sqrt(avg / n).
     double spread = 0.5;
     uint64_t seed = 1234;
+    /// codec: the IVF index's code, an index_factory suffix ("Flat",
+    /// "SQ8", "PQ16", ...).
+    std::string codec = "Flat";
 
     /// key: a file-name-safe string of every parameter (the cache key).
     std::string key() const;
@@ -56,6 +60,7 @@ struct FmnistSpec {
     size_t nq = 10000; ///< first nq test images
     size_t nlist = 256;
     size_t nprobe = 8;
+    std::string codec = "Flat"; ///< as SyntheticSpec::codec
 
     std::string key() const;
 };
@@ -78,6 +83,7 @@ struct Dataset {
     size_t nlist = 0;
     size_t nprobe = 0;
     size_t nq = 0;
+    std::string codec = "Flat"; ///< index_factory suffix after "IVF<nlist>,"
     std::vector<float> queries; ///< nq x d
 
     std::unique_ptr<faiss::IndexIVF> index;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <random>
 #include <thread>
 
 namespace bench {
@@ -245,6 +246,104 @@ RunResult run_batch(const Contender& c, const Workload& w, Answers* out) {
             w.k,
             out->distances.data() + w.begin * w.k,
             out->labels.data() + w.begin * w.k);
+    r.seconds = ms_between(start, Clock::now()) / 1000;
+    cpu.finish(r.seconds, &r);
+    finish(c, before, &r);
+    return r;
+}
+
+RunResult
+run_batches(const Contender& c, const Workload& w, size_t batch, Answers* out) {
+    RunResult r;
+    r.queries = w.end - w.begin;
+    batch = std::max<size_t>(1, batch);
+    const faiss::ccd::PoolStats before = stats_of(c);
+    c.client_init();
+    const CpuMeter cpu;
+    const Clock::time_point start = Clock::now();
+    for (size_t i = w.begin; i < w.end; i += batch) {
+        const size_t n = std::min(batch, w.end - i);
+        const Clock::time_point t0 = Clock::now();
+        c.search(
+                idx_t(n),
+                w.queries + i * w.d,
+                w.k,
+                out->distances.data() + i * w.k,
+                out->labels.data() + i * w.k);
+        // Every query of a batch waits for the whole batch.
+        r.samples_ms.insert(
+                r.samples_ms.end(),
+                n,
+                ms_between(t0, Clock::now()));
+    }
+    r.seconds = ms_between(start, Clock::now()) / 1000;
+    cpu.finish(r.seconds, &r);
+    finish(c, before, &r);
+    return r;
+}
+
+RunResult run_open_loop(
+        const Contender& c,
+        const Workload& w,
+        double rate,
+        int senders,
+        uint64_t seed,
+        Answers* out) {
+    RunResult r;
+    r.queries = w.end - w.begin;
+    r.samples_ms.resize(r.queries);
+    // Arrival i at offsets[i] after the start: exponential gaps.
+    std::vector<double> offsets(r.queries);
+    std::mt19937_64 rng(seed);
+    std::exponential_distribution<double> gap(rate);
+    double t = 0;
+    for (double& o : offsets) {
+        t += gap(rng);
+        o = t;
+    }
+    std::atomic<size_t> next{0};
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    Clock::time_point start;
+    std::vector<std::thread> threads;
+    for (int s = 0; s < std::max(1, senders); s++) {
+        threads.emplace_back([&] {
+            c.client_init();
+            ready.fetch_add(1);
+            while (!go.load(std::memory_order_acquire)) {
+                std::this_thread::yield();
+            }
+            for (;;) {
+                const size_t j = next.fetch_add(1, std::memory_order_relaxed);
+                if (j >= r.queries) {
+                    break;
+                }
+                const Clock::time_point arrival =
+                        start +
+                        std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(offsets[j]));
+                std::this_thread::sleep_until(arrival);
+                const size_t i = w.begin + j;
+                c.search(
+                        1,
+                        w.queries + i * w.d,
+                        w.k,
+                        out->distances.data() + i * w.k,
+                        out->labels.data() + i * w.k);
+                r.samples_ms[j] = ms_between(arrival, Clock::now());
+            }
+        });
+    }
+    while (ready.load() < int(threads.size())) {
+        std::this_thread::yield();
+    }
+    const faiss::ccd::PoolStats before = stats_of(c);
+    const CpuMeter cpu;
+    start = Clock::now();
+    go.store(true, std::memory_order_release);
+    for (std::thread& th : threads) {
+        th.join();
+    }
     r.seconds = ms_between(start, Clock::now()) / 1000;
     cpu.finish(r.seconds, &r);
     finish(c, before, &r);

@@ -8,6 +8,12 @@
  *            go out in the same order for every contender; QPS over the
  *            whole run (first send to last answer) and per-query latency.
  *   batch    one search() call with every query; QPS.
+ *   open     open loop: queries arrive at Poisson times (a fixed seed) at
+ *            a given rate, whatever the answers' pace; `senders` threads
+ *            take the next arrival in order, sleep until its time and send
+ *            it. A query's latency runs from its arrival time, not from
+ *            when a sender was free, so a backlog counts in full (no
+ *            coordinated omission).
  *
  * Every scenario writes each query's answer into its slot of an Answers
  * (k results per query), for the equality check and recall.
@@ -19,6 +25,7 @@
 
 #include <faiss/ccd_scheduler/PoolStats.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -80,6 +87,19 @@ RunResult run_single(const Contender& c, const Workload& w, Answers* out);
 RunResult
 run_clients(const Contender& c, const Workload& w, int nclients, Answers* out);
 RunResult run_batch(const Contender& c, const Workload& w, Answers* out);
+/// run_batches: w's queries in consecutive search() calls of `batch`
+/// queries (the last may be shorter), one calling thread.
+RunResult
+run_batches(const Contender& c, const Workload& w, size_t batch, Answers* out);
+/// run_open_loop: see "open" above; rate in queries per second (> 0),
+/// senders >= 1 (enough that a free one is always there below saturation).
+RunResult run_open_loop(
+        const Contender& c,
+        const Workload& w,
+        double rate,
+        int senders,
+        uint64_t seed,
+        Answers* out);
 
 /// warm_up: a few single queries and a small batch, untimed, so that lazy
 /// set-up (OpenMP teams, pool workers, page faults) is not in the numbers.

@@ -1,0 +1,733 @@
+/**
+ * bench_serving: the CCD mode as a search node serves, against the stock
+ * OpenMP modes it replaces, side by side in one process.
+ *
+ *   bench_serving [--out DIR] [--quick|--full] [--parts LIST]
+ *                 [--budget SECONDS] [--sets LIST] [--nprobes LIST]
+ *
+ * Contenders, all over one index (ivf_contenders.h): stock-pm0-t1
+ * (parallel_mode 0, one OpenMP thread per caller), stock-pm0 and stock-pm1
+ * (hardware_concurrency OpenMP threads per caller), and ccd (the fork's
+ * IndexIVF::search in PARALLEL_MODE_CCD, switched as a user does). The
+ * best stock figure of a measurement is the best of the three.
+ *
+ * Parts (--parts, default all of them):
+ *   closed  closed loop, 1 2 4 8 16 32 client threads sending single
+ *           queries; QPS and latency percentiles;
+ *   open    open loop, Poisson arrivals at 30 50 70 90% of the best stock
+ *           contender's highest closed-loop QPS (ivf_scenarios.h: latency
+ *           from the arrival time, 64 sender threads);
+ *   batch   one calling thread, batches of 1 4 16 64 256 1024 4096;
+ *   sweep   per-query work from tens of microseconds to milliseconds:
+ *           synthetic d 32, 128, 960 and Fashion-MNIST (d 784), each as
+ *           IVF Flat, SQ8 and PQ, nprobe 1 4 16 64 256; one client and 8
+ *           clients per cell (--sets and --nprobes pick some of them:
+ *           sets are named like syn-d32-Flat, fmnist-d784-PQ56np).
+ * closed, open and batch run on the headline data sets of bench_ivf
+ * (synthetic 500K x 128 IVF1024 nprobe 32; Fashion-MNIST IVF256 nprobe 8).
+ * k = 10 everywhere. Every measurement is taken in rounds; inside a round
+ * the contenders take turns, in a rotated order, so noise hits them alike;
+ * figures are medians over rounds. Each contender's answers are compared
+ * with stock-pm0-t1's on the same queries (distances).
+ *
+ * Writes DIR/serving.json only; benchs/plot_serving.py turns it into
+ * DIR/serving.md (tables, targets) and DIR/serving_*.png (heat maps of the
+ * QPS and P99 ratios over the sweep, QPS against clients, latency against
+ * offered load, QPS against batch size). Exit status 0 when it ran (targets
+ * are judged by the report), 1 when a data set could not be run, 2 on bad
+ * arguments.
+ */
+
+#include "common/json_writer.h"
+#include "common/run_info.h"
+#include "ivf/ivf_contenders.h"
+#include "ivf/ivf_data.h"
+#include "ivf/ivf_scenarios.h"
+
+#include <faiss/IVFScanCost.h>
+#include <faiss/ccd_scheduler/Runtime.h>
+#include <faiss/ccd_scheduler/Topology.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef BENCH_BINARY_DIR
+#define BENCH_BINARY_DIR "build"
+#endif
+
+namespace bench {
+namespace serving {
+namespace {
+
+using ivf::Answers;
+using ivf::Contender;
+using ivf::Dataset;
+using ivf::RunResult;
+using ivf::Workload;
+
+constexpr int kK = 10;
+constexpr int kSenders = 64;
+constexpr size_t kGtQueries = 2000; // bench_ivf's, to share its cache
+
+struct Options {
+    std::string out = "benchs/results";
+    bool quick = false;
+    bool full = false;
+    std::set<std::string> parts = {"closed", "open", "batch", "sweep"};
+    double budget_s = 0.3;       ///< per contender per round of a measurement
+    std::set<std::string> sets;  ///< sweep sets to run; empty = all
+    std::vector<size_t> nprobes; ///< sweep nprobes; empty = the default
+    std::string command;
+};
+
+void usage(const char* argv0) {
+    fprintf(stderr,
+            "usage: %s [--out DIR] [--quick|--full] "
+            "[--parts closed,open,batch,sweep] [--budget SECONDS]\n"
+            "       [--sets syn-d32-Flat,...] [--nprobes 1,4,...]\n",
+            argv0);
+}
+
+bool parse_args(int argc, char** argv, Options* o) {
+    o->command = command_line(argc, argv);
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        auto value = [&](const char* name) -> const char* {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "bench_serving: %s needs a value\n", name);
+                return nullptr;
+            }
+            return argv[++i];
+        };
+        if (a == "--quick") {
+            o->quick = true;
+        } else if (a == "--full") {
+            o->full = true;
+        } else if (a == "--out") {
+            const char* v = value("--out");
+            if (v == nullptr) {
+                return false;
+            }
+            o->out = v;
+        } else if (a == "--budget") {
+            const char* v = value("--budget");
+            char* end = nullptr;
+            if (v == nullptr || (o->budget_s = strtod(v, &end)) <= 0 ||
+                *end != '\0') {
+                fprintf(stderr, "bench_serving: --budget: a positive number\n");
+                return false;
+            }
+        } else if (a == "--sets" || a == "--nprobes") {
+            const char* v = value(a.c_str());
+            if (v == nullptr) {
+                return false;
+            }
+            std::stringstream ss(v);
+            std::string item;
+            while (std::getline(ss, item, ',')) {
+                if (a == "--sets") {
+                    o->sets.insert(item);
+                    continue;
+                }
+                char* end = nullptr;
+                const unsigned long long np = strtoull(item.c_str(), &end, 10);
+                if (item.empty() || *end != '\0' || np == 0) {
+                    fprintf(stderr,
+                            "bench_serving: --nprobes: '%s' is not a "
+                            "positive integer\n",
+                            item.c_str());
+                    return false;
+                }
+                o->nprobes.push_back(size_t(np));
+            }
+        } else if (a == "--parts") {
+            const char* v = value("--parts");
+            if (v == nullptr) {
+                return false;
+            }
+            o->parts.clear();
+            std::stringstream ss(v);
+            std::string part;
+            while (std::getline(ss, part, ',')) {
+                if (part != "closed" && part != "open" && part != "batch" &&
+                    part != "sweep") {
+                    fprintf(stderr,
+                            "bench_serving: unknown part '%s'\n",
+                            part.c_str());
+                    return false;
+                }
+                o->parts.insert(part);
+            }
+        } else {
+            usage(argv[0]);
+            return false;
+        }
+    }
+    if (o->quick && o->full) {
+        fprintf(stderr, "bench_serving: --quick or --full, not both\n");
+        return false;
+    }
+    if (o->quick) {
+        o->budget_s = std::min(o->budget_s, 0.02);
+    }
+    return true;
+}
+
+int cores() {
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Lineup: the contenders over one index; [0] is the reference.
+struct Lineup {
+    std::vector<std::unique_ptr<Contender>> all;
+    explicit Lineup(faiss::IndexIVF* index) {
+        all.push_back(ivf::make_stock(index, 0, 1));
+        all.push_back(ivf::make_stock(index, 0, cores()));
+        all.push_back(ivf::make_stock(index, 1, cores()));
+        all.push_back(ivf::make_ccd_mode(index));
+    }
+};
+
+void settle() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+/// Measured: one measurement, every contender, median over rounds.
+struct Measured {
+    std::vector<RunResult> runs;    ///< per contender, the median round's
+    std::vector<size_t> mismatches; ///< queries whose distances differ
+    std::vector<double> recall10;   ///< -1 when no ground truth
+    size_t queries = 0;
+    /// The stock contender compared with: the fastest in the selection
+    /// round (see take_turns), an index into runs.
+    size_t best_stock = 0;
+    /// The CCD mode's shapes over all its rounds (ivf_ccd_stats deltas).
+    faiss::ccd::IVFSearchCCDStats shape;
+};
+
+/// add_delta: `now - before` into `sum` (read between runs, when no
+/// search changes ivf_ccd_stats).
+void add_delta(
+        const faiss::ccd::IVFSearchCCDStats& now,
+        const faiss::ccd::IVFSearchCCDStats& before,
+        faiss::ccd::IVFSearchCCDStats* sum) {
+    sum->calls += now.calls - before.calls;
+    sum->inline_calls += now.inline_calls - before.inline_calls;
+    sum->units += now.units - before.units;
+    sum->units_by_caller += now.units_by_caller - before.units_by_caller;
+    sum->helpers += now.helpers - before.helpers;
+    sum->helpers_with_units +=
+            now.helpers_with_units - before.helpers_with_units;
+    sum->estimated_ms += now.estimated_ms - before.estimated_ms;
+    sum->scan_ms += now.scan_ms - before.scan_ms;
+}
+
+/// take_turns: `rounds` rounds; in each, every contender runs `run` once,
+/// starting with another contender each round. With more than one round,
+/// the first is the selection round: the stock contender to compare with
+/// is the fastest there, and the figures are the medians of the other
+/// rounds (the round whose QPS is the median, per contender). Taking the
+/// best of three stock contenders from the rounds that are reported would
+/// favour stock by the noise alone (two of them run the same code for a
+/// single query). Answers are compared with the reference's (contender 0)
+/// from the first round.
+template <class Run>
+Measured
+take_turns(Lineup& lineup, const Dataset& ds, size_t nq, int rounds, Run run) {
+    const size_t n = lineup.all.size();
+    faiss::ccd::IVFSearchCCDStats shape;
+    std::vector<std::vector<RunResult>> got(n);
+    std::vector<Answers> answers(n);
+    for (Answers& a : answers) {
+        a.resize(nq, kK);
+    }
+    for (int r = 0; r < rounds; r++) {
+        for (size_t t = 0; t < n; t++) {
+            const size_t c = (t + size_t(r)) % n;
+            lineup.all[c]->prepare();
+            settle();
+            const faiss::ccd::IVFSearchCCDStats before =
+                    faiss::ccd::ivf_ccd_stats;
+            RunResult res = run(*lineup.all[c], &answers[c]);
+            res.finalize();
+            add_delta(faiss::ccd::ivf_ccd_stats, before, &shape);
+            got[c].push_back(std::move(res));
+        }
+    }
+    Measured m;
+    m.queries = nq;
+    m.shape = shape;
+    for (size_t c = 1; c + 1 < n; c++) {
+        if (got[c][0].qps > got[m.best_stock][0].qps) {
+            m.best_stock = c;
+        }
+    }
+    const size_t skip = rounds > 1 ? 1 : 0;
+    for (size_t c = 0; c < n; c++) {
+        std::sort(
+                got[c].begin() + skip,
+                got[c].end(),
+                [](const auto& a, const auto& b) {
+                    return a.qps < b.qps;
+                });
+        m.runs.push_back(got[c][skip + (got[c].size() - skip) / 2]);
+        m.runs.back().samples_ms.clear();
+        m.mismatches.push_back(
+                ivf::compare_answers(answers[0], answers[c], nq, kK)
+                        .distance_queries);
+        const size_t ngt = std::min(nq, ds.gt_nq);
+        m.recall10.push_back(
+                ngt > 0 ? ivf::recall_at(
+                                  ds,
+                                  10,
+                                  ngt,
+                                  answers[c].labels.data(),
+                                  kK)
+                        : -1.0);
+    }
+    return m;
+}
+
+/// per_query_s: one thread's time for one query (stock-pm0-t1, median of
+/// a few after a warm-up), which sizes every measurement of the index.
+double per_query_s(Lineup& lineup, const Dataset& ds) {
+    Contender& ref = *lineup.all[0];
+    ref.prepare();
+    const size_t n = std::min<size_t>(ds.nq, 32);
+    const Workload w{ds.queries.data(), ds.d, 0, n, kK};
+    for (auto& c : lineup.all) {
+        c->prepare();
+        ivf::warm_up(*c, w);
+    }
+    ref.prepare();
+    Answers a;
+    a.resize(n, kK);
+    RunResult r = ivf::run_single(ref, w, &a);
+    r.finalize();
+    return std::max(1e-6, r.latency.p50 / 1000);
+}
+
+size_t queries_for(const Dataset& ds, double seconds, double per_query_s) {
+    const size_t want = size_t(seconds / per_query_s);
+    return std::max<size_t>(
+            std::min<size_t>(want, ds.nq),
+            std::min<size_t>(ds.nq, 16));
+}
+
+void write_run(JsonWriter& j, const Contender& c, const RunResult& r) {
+    j.key(c.name()).begin_object();
+    j.field("qps", r.qps);
+    j.field("p50_ms", r.latency.p50);
+    j.field("p99_ms", r.latency.p99);
+    j.field("p999_ms", r.latency.p999);
+    j.field("samples", uint64_t(r.latency.samples));
+    j.field("other_cpu", r.other_cpu);
+    j.end_object();
+}
+
+void write_measured(JsonWriter& j, const Lineup& lineup, const Measured& m) {
+    j.field("queries", uint64_t(m.queries));
+    j.field("best_stock", lineup.all[m.best_stock]->name());
+    j.key("results").begin_object();
+    for (size_t c = 0; c < lineup.all.size(); c++) {
+        write_run(j, *lineup.all[c], m.runs[c]);
+    }
+    j.end_object();
+    j.key("distance_mismatches").begin_object();
+    for (size_t c = 0; c < lineup.all.size(); c++) {
+        j.field(lineup.all[c]->name(), uint64_t(m.mismatches[c]));
+    }
+    j.end_object();
+    const faiss::ccd::IVFSearchCCDStats& sh = m.shape;
+    j.key("ccd_shape").begin_object();
+    j.field("calls", uint64_t(sh.calls));
+    j.field("inline_calls", uint64_t(sh.inline_calls));
+    j.field("units", uint64_t(sh.units));
+    j.field("units_by_caller", uint64_t(sh.units_by_caller));
+    j.field("helpers", uint64_t(sh.helpers));
+    j.field("helpers_with_units", uint64_t(sh.helpers_with_units));
+    j.field("estimated_ms", sh.estimated_ms);
+    j.field("scan_ms", sh.scan_ms);
+    j.end_object();
+    j.key("recall10").begin_object();
+    for (size_t c = 0; c < lineup.all.size(); c++) {
+        j.field(lineup.all[c]->name(), m.recall10[c]);
+    }
+    j.end_object();
+}
+
+void say(const char* what, const Lineup& lineup, const Measured& m) {
+    const size_t best = m.best_stock;
+    const RunResult& ccd = m.runs.back();
+    const RunResult& st = m.runs[best];
+    const double calls = double(std::max<size_t>(1, m.shape.calls));
+    fprintf(stderr,
+            "bench_serving: %-34s ccd %8.0f q/s P99 %7.3f ms | best stock "
+            "(%s) %8.0f q/s P99 %7.3f ms | %.2fx | inline %.0f%%, "
+            "%.2f helpers/call\n",
+            what,
+            ccd.qps,
+            ccd.latency.p99,
+            lineup.all[best]->name().c_str(),
+            st.qps,
+            st.latency.p99,
+            st.qps > 0 ? ccd.qps / st.qps : 0,
+            100.0 * double(m.shape.inline_calls) / calls,
+            double(m.shape.helpers) / calls);
+}
+
+void write_dataset_head(JsonWriter& j, const Dataset& ds, double t1) {
+    j.field("name", ds.name);
+    j.field("description", ds.description);
+    j.field("d", ds.d);
+    j.field("nb", uint64_t(ds.nb));
+    j.field("nlist", uint64_t(ds.nlist));
+    j.field("codec", ds.codec);
+    j.field("nprobe", uint64_t(ds.index->nprobe));
+    j.field("per_query_ms_one_thread", t1 * 1000);
+}
+
+/// serve_dataset: the closed, open and batch parts on one data set.
+void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
+    Lineup lineup(ds.index.get());
+    const double t1 = per_query_s(lineup, ds);
+    const int rounds = o.quick ? 1 : (o.full ? 5 : 3);
+    j.begin_object();
+    write_dataset_head(j, ds, t1);
+    j.key("contenders").begin_object();
+    for (const auto& c : lineup.all) {
+        j.field(c->name(), c->describe());
+    }
+    j.end_object();
+
+    double max_stock_qps = 0;
+    j.key("closed").begin_array();
+    if (o.parts.count("closed") || o.parts.count("open")) {
+        const std::vector<int> clients = o.quick
+                ? std::vector<int>{1, 8}
+                : std::vector<int>{1, 2, 4, 8, 16, 32};
+        for (int nc : clients) {
+            const size_t nq =
+                    queries_for(ds, o.budget_s * std::min(nc, cores()), t1);
+            const Workload w{ds.queries.data(), ds.d, 0, nq, kK};
+            const Measured m = take_turns(
+                    lineup,
+                    ds,
+                    nq,
+                    rounds,
+                    [&](const Contender& c, Answers* a) {
+                        return nc == 1 ? ivf::run_single(c, w, a)
+                                       : ivf::run_clients(c, w, nc, a);
+                    });
+            max_stock_qps = std::max(max_stock_qps, m.runs[m.best_stock].qps);
+            say((ds.name + " closed " + std::to_string(nc) + " clients")
+                        .c_str(),
+                lineup,
+                m);
+            j.begin_object();
+            j.field("clients", nc);
+            write_measured(j, lineup, m);
+            j.end_object();
+        }
+    }
+    j.end_array();
+
+    j.field("max_stock_qps", max_stock_qps);
+    j.key("open").begin_array();
+    if (o.parts.count("open") && max_stock_qps > 0) {
+        for (double load : {0.3, 0.5, 0.7, 0.9}) {
+            const double rate = load * max_stock_qps;
+            // At least 2000 arrivals (a P999 above the maximum), about
+            // four budgets' worth of time.
+            const size_t nq = std::min(
+                    ds.nq,
+                    std::max<size_t>(
+                            o.quick ? 200 : 2000,
+                            size_t(rate * 4 * o.budget_s)));
+            const Workload w{ds.queries.data(), ds.d, 0, nq, kK};
+            const Measured m = take_turns(
+                    lineup,
+                    ds,
+                    nq,
+                    rounds,
+                    [&](const Contender& c, Answers* a) {
+                        return ivf::run_open_loop(c, w, rate, kSenders, 42, a);
+                    });
+            char what[64];
+            snprintf(
+                    what,
+                    sizeof(what),
+                    "%s open %.0f%%",
+                    ds.name.c_str(),
+                    load * 100);
+            say(what, lineup, m);
+            j.begin_object();
+            j.field("load", load);
+            j.field("rate_qps", rate);
+            write_measured(j, lineup, m);
+            j.end_object();
+        }
+    }
+    j.end_array();
+
+    j.key("batch").begin_array();
+    if (o.parts.count("batch")) {
+        const std::vector<size_t> batches = o.quick
+                ? std::vector<size_t>{1, 64, 1024}
+                : std::vector<size_t>{1, 4, 16, 64, 256, 1024, 4096};
+        for (size_t b : batches) {
+            if (b > ds.nq) {
+                continue;
+            }
+            const size_t nq =
+                    std::max(b, queries_for(ds, o.budget_s * cores(), t1));
+            const size_t whole = std::min(ds.nq, (nq + b - 1) / b * b);
+            const Workload w{ds.queries.data(), ds.d, 0, whole, kK};
+            const Measured m = take_turns(
+                    lineup,
+                    ds,
+                    whole,
+                    rounds,
+                    [&](const Contender& c, Answers* a) {
+                        return ivf::run_batches(c, w, b, a);
+                    });
+            say((ds.name + " batch " + std::to_string(b)).c_str(), lineup, m);
+            j.begin_object();
+            j.field("batch", uint64_t(b));
+            write_measured(j, lineup, m);
+            j.end_object();
+        }
+    }
+    j.end_array();
+    j.end_object();
+}
+
+/// SweepSet: one index of the sweep.
+struct SweepSet {
+    std::string label;
+    bool fmnist = false;
+    ivf::SyntheticSpec syn;
+    ivf::FmnistSpec fm;
+};
+
+std::vector<SweepSet> sweep_sets(const Options& o) {
+    std::vector<SweepSet> sets;
+    auto synthetic = [&](int d,
+                         size_t nb,
+                         size_t nlist,
+                         size_t nblobs,
+                         const std::string& codec) {
+        SweepSet s;
+        s.label = "syn-d" + std::to_string(d) + "-" + codec;
+        s.syn.d = d;
+        s.syn.nb = nb;
+        s.syn.nlist = nlist;
+        s.syn.nblobs = nblobs;
+        s.syn.ntrain = std::min<size_t>(nb, 50000);
+        s.syn.nq = 4000;
+        s.syn.codec = codec;
+        sets.push_back(s);
+    };
+    if (o.quick) {
+        synthetic(32, 20000, 128, 256, "Flat");
+        synthetic(32, 20000, 128, 256, "PQ8np");
+        return sets;
+    }
+    for (const char* codec : {"Flat", "SQ8", "PQ8np"}) {
+        synthetic(32, 200000, 1024, 2048, codec);
+    }
+    for (const char* codec : {"Flat", "SQ8", "PQ16np"}) {
+        synthetic(128, 200000, 1024, 2048, codec);
+    }
+    for (const char* codec : {"Flat", "SQ8", "PQ48np"}) {
+        synthetic(960, 30000, 256, 512, codec);
+    }
+    for (const char* codec : {"Flat", "SQ8", "PQ56np"}) {
+        SweepSet s;
+        s.label = std::string("fmnist-d784-") + codec;
+        s.fmnist = true;
+        s.fm.codec = codec;
+        s.fm.nq = 4000;
+        sets.push_back(s);
+    }
+    return sets;
+}
+
+void sweep(JsonWriter& j, const Options& o, const std::string& cache) {
+    const std::vector<size_t> nprobes = !o.nprobes.empty() ? o.nprobes
+            : o.quick ? std::vector<size_t>{1, 16}
+                      : std::vector<size_t>{1, 4, 16, 64, 256};
+    const int rounds = o.quick ? 1 : (o.full ? 5 : 3);
+    const int clients = 8;
+    j.key("sweep").begin_array();
+    for (const SweepSet& set : sweep_sets(o)) {
+        if (!o.sets.empty() && !o.sets.count(set.label)) {
+            continue;
+        }
+        Dataset ds;
+        try {
+            ds = set.fmnist ? ivf::load_fmnist(set.fm, 200, cache)
+                            : ivf::make_synthetic(set.syn, 200, cache);
+        } catch (const std::exception& e) {
+            fprintf(stderr,
+                    "bench_serving: sweep: %s skipped: %s\n",
+                    set.label.c_str(),
+                    e.what());
+            continue;
+        }
+        Lineup lineup(ds.index.get());
+        for (size_t nprobe : nprobes) {
+            if (nprobe > ds.nlist) {
+                continue;
+            }
+            ds.index->nprobe = nprobe;
+            const double t1 = per_query_s(lineup, ds);
+            j.begin_object();
+            j.field("set", set.label);
+            write_dataset_head(j, ds, t1);
+            for (int nc : {1, clients}) {
+                const size_t nq =
+                        queries_for(ds, o.budget_s * std::min(nc, cores()), t1);
+                const Workload w{ds.queries.data(), ds.d, 0, nq, kK};
+                const Measured m = take_turns(
+                        lineup,
+                        ds,
+                        nq,
+                        rounds,
+                        [&](const Contender& c, Answers* a) {
+                            return nc == 1 ? ivf::run_single(c, w, a)
+                                           : ivf::run_clients(c, w, nc, a);
+                        });
+                char what[96];
+                snprintf(
+                        what,
+                        sizeof(what),
+                        "%s nprobe %zu, %d cl",
+                        set.label.c_str(),
+                        nprobe,
+                        nc);
+                say(what, lineup, m);
+                j.key(nc == 1 ? "one_client" : "clients").begin_object();
+                j.field("clients", nc);
+                write_measured(j, lineup, m);
+                j.end_object();
+            }
+            j.end_object();
+        }
+    }
+    j.end_array();
+}
+
+int run(const Options& o) {
+    namespace fs = std::filesystem;
+    for (const std::string& name : o.sets) {
+        bool known = false;
+        for (const SweepSet& set : sweep_sets(o)) {
+            known = known || set.label == name;
+        }
+        if (!known) {
+            fprintf(stderr,
+                    "bench_serving: --sets: no sweep set '%s'\n",
+                    name.c_str());
+            return 2;
+        }
+    }
+    const std::string cache =
+            std::string(BENCH_BINARY_DIR) + "/bench_ivf_cache";
+    fs::create_directories(cache);
+    fs::create_directories(o.out);
+    RunInfo info;
+    info.begin(o.command, o.quick);
+    const auto runtime = faiss::ccd::Runtime::get_default();
+    info.topology = runtime->pool().topology().describe();
+    info.topology_note = runtime->pool().topology().note();
+    fprintf(stderr, "bench_serving: topology %s\n", info.topology.c_str());
+
+    JsonWriter j;
+    j.begin_object();
+    j.field("benchmark", "serving");
+    j.field("k", kK);
+    j.field("budget_s", o.budget_s);
+    j.key("datasets").begin_array();
+    int failed = 0;
+    if (o.parts.count("closed") || o.parts.count("open") ||
+        o.parts.count("batch")) {
+        for (const std::string name : {"synthetic", "fmnist"}) {
+            try {
+                Dataset ds;
+                if (name == "synthetic") {
+                    ivf::SyntheticSpec spec;
+                    if (o.quick) {
+                        spec.nb = 20000;
+                        spec.nlist = 128;
+                        spec.nblobs = 256;
+                        spec.nq = 2000;
+                        spec.nprobe = 8;
+                    }
+                    ds = ivf::make_synthetic(
+                            spec,
+                            o.quick ? 200 : kGtQueries,
+                            cache);
+                } else {
+                    if (o.quick) {
+                        continue;
+                    }
+                    ds = ivf::load_fmnist(ivf::FmnistSpec(), kGtQueries, cache);
+                }
+                serve_dataset(j, o, ds);
+            } catch (const std::exception& e) {
+                fprintf(stderr,
+                        "bench_serving: %s: %s\n",
+                        name.c_str(),
+                        e.what());
+                failed++;
+            }
+        }
+    }
+    j.end_array();
+    if (o.parts.count("sweep")) {
+        sweep(j, o, cache);
+    }
+    info.end();
+    j.key("run").begin_object();
+    info.write_json(j);
+    j.end_object();
+    j.end_object();
+
+    const std::string path = o.out + "/serving.json";
+    std::ofstream(path) << j.str() << "\n";
+    fprintf(stderr,
+            "bench_serving: wrote %s (%.0f s)\n",
+            path.c_str(),
+            info.seconds);
+    return failed > 0 ? 1 : 0;
+}
+
+} // namespace
+} // namespace serving
+} // namespace bench
+
+int main(int argc, char** argv) {
+    bench::serving::Options o;
+    if (!bench::serving::parse_args(argc, argv, &o)) {
+        return 2;
+    }
+    try {
+        return bench::serving::run(o);
+    } catch (const std::exception& e) {
+        fprintf(stderr, "bench_serving: %s\n", e.what());
+        return 1;
+    }
+}
