@@ -347,7 +347,18 @@ int Pool::choose_worker_in_ccd(int ccd) {
     if (n == 1) {
         return first;
     }
-    return first + int(tl_rotor++ % uint32_t(n));
+    const int w = first + int(tl_rotor++ % uint32_t(n));
+    // Not the worker pinned to the submitter's own CPU: it could start the
+    // task only by taking the CPU from the submitter, who usually goes on
+    // working (a caller that scans beside its helpers). Measured before
+    // this: a helper sent there ran after the caller's scans, not beside
+    // them (a batch of 4 queries, 1 helper: the caller ran 95% of the
+    // units). The CPU is a hint: the thread may move right after.
+    if (options_.pin_workers && topology_.cpu_of(w) >= 0 &&
+        topology_.cpu_of(w) == sched_getcpu()) {
+        return first + (w - first + 1) % n;
+    }
+    return w;
 }
 
 void Pool::dispatch(TaskNode* task) {

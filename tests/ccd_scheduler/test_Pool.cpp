@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -187,6 +190,40 @@ TEST(PoolPlacement, TasksRunOnTheirCcd) {
     EXPECT_EQ(pool.stats().cross_ccd_steals(), 0u);
     EXPECT_EQ(pool.current_worker(), -1);
     EXPECT_EQ(pool.pick_ccd(kLocalMappingId), -1);
+}
+
+// A submitter outside the pool never queues on the worker pinned to its
+// own CPU (that worker could start only by taking the CPU from it). The
+// test thread pins itself to worker 0's CPU of a 1x2 pool; worker 0 may
+// still steal, but never pops from its own queue.
+TEST(PoolPlacement, NotOnTheSubmittersCpu) {
+    Pool pool(Topology::from_spec("1x2"));
+    const int cpu = pool.topology().cpu_of(0);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu >= 0 ? cpu : 0, &set);
+    if (cpu < 0 ||
+        pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+        GTEST_SKIP() << "cannot pin to worker 0's CPU";
+    }
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 2000; i++) {
+        pool.submit(make_mapping_id(1, uint32_t(i)), [&] {
+            ran.fetch_add(1);
+        });
+    }
+    pool.wait_idle();
+    EXPECT_EQ(ran.load(), 2000);
+    EXPECT_EQ(pool.stats().workers[0].local_pops, 0u);
+    EXPECT_GT(pool.stats().workers[1].local_pops, 0u);
+    // Unpin: other tests of this process may run on this thread.
+    CPU_ZERO(&set);
+    for (int c = 0;
+         c < CPU_SETSIZE && c < int(std::thread::hardware_concurrency());
+         c++) {
+        CPU_SET(c, &set);
+    }
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
 // Steal order on 2x2 (workers 0,1 on CCD 0; 2,3 on CCD 1). Workers 0, 1
