@@ -285,14 +285,33 @@ struct ScanCall {
     }
 };
 
-/// ScanPlan: a batch's place among the pool's callers, and whether its
-/// calling thread scans it alone (ScanCall::runs_alone).
+/// ScanPlan: a batch's place among the pool's callers, whether its
+/// calling thread scans it alone (ScanCall::runs_alone), its order
+/// (list-major from list_major_min_batch queries) and its grain.
+///
+/// by_query: a query-major batch with more queries than the pool has
+/// workers is shared query by query (a unit is a run of one query's scans,
+/// in probe order, of lists on one CCD), not scan by scan: participants on the
+/// same query would merge into one heap under one lock, passing its cache lines
+/// back and forth (bench_serving, batches of 4 and 16: 0.70-0.81x stock's mode
+/// 0, which gives each thread whole queries). Lists are cut in chunks only when
+/// a single query's scans are shared.
 struct ScanPlan {
     Pool::CallerScope scope;
     bool alone;
-    ScanPlan(const ScanCall& call, idx_t n, const idx_t* keys)
+    bool list_major;
+    bool by_query;
+    ScanPlan(const ScanCall& call, idx_t n, const idx_t* keys, bool knn)
             : scope(call.runtime->pool()),
-              alone(call.runs_alone(n, keys, scope.others())) {}
+              alone(call.runs_alone(n, keys, scope.others())),
+              list_major(knn && n >= call.shape.list_major_min_batch),
+              by_query(
+                      !alone && !list_major &&
+                      n > call.runtime->pool().num_workers()) {}
+    /// split: whether lists are cut in chunks.
+    bool split() const {
+        return !alone && !by_query;
+    }
 };
 
 // Queries per list-major unit: enough to amortise the list's trip into
@@ -360,11 +379,24 @@ struct ScanShare final : RunnerFactory {
     }
 
     /// cut: consecutive items of the same list chunk form one unit, at
-    /// most `max_items` of them.
-    void cut(size_t max_items) {
+    /// most `max_items` of them; by_query: consecutive items of the same
+    /// query whose lists map to the same CCD (ScanPlan::by_query).
+    void cut(size_t max_items, bool by_query) {
+        Pool& pool = call.runtime->pool();
+        auto ccd_of = [&](size_t i) {
+            return pool.pick_ccd(
+                    make_mapping_id(call.table_id, uint32_t(items[i].list_no)));
+        };
         for (size_t b = 0; b < items.size();) {
             size_t e = b + 1;
-            while (e < items.size() && e - b < max_items &&
+            if (by_query) {
+                const int ccd = ccd_of(b);
+                while (e < items.size() && items[e].q == items[b].q &&
+                       ccd_of(e) == ccd) {
+                    e++;
+                }
+            }
+            while (!by_query && e < items.size() && e - b < max_items &&
                    items[e].list_no == items[b].list_no &&
                    items[e].begin == items[b].begin) {
                 e++;
@@ -510,11 +542,10 @@ template <class Body>
 void run_scans(
         const ScanCall& call,
         const ScanPlan& plan,
-        bool list_major,
         std::vector<ScanItem>& items,
         const Body& body) {
     size_t max_items = 1;
-    if (list_major) {
+    if (plan.list_major) {
         std::stable_sort(
                 items.begin(),
                 items.end(),
@@ -526,7 +557,7 @@ void run_scans(
     }
     try {
         ScanShare<Body> share(call, body, items);
-        share.cut(max_items);
+        share.cut(max_items, plan.by_query);
         share.run(plan.alone, plan.scope.others());
     } catch (const std::exception& e) {
         // As IndexIVF::search_preassigned reports a scan's error.
@@ -660,8 +691,8 @@ void knn_scans(
             heap_heapify<C>(k, distances + q * k, labels + q * k);
         }
     }
-    const ScanPlan plan(call, n, keys);
-    std::vector<ScanItem> items = call.items(n, keys, !plan.alone);
+    const ScanPlan plan(call, n, keys, /*knn=*/true);
+    std::vector<ScanItem> items = call.items(n, keys, plan.split());
     std::unique_ptr<QueryLock[]> locks(new QueryLock[n]);
     std::atomic<size_t> nheap{0};
     const KnnScan<C> body{
@@ -673,7 +704,7 @@ void knn_scans(
             labels,
             locks.get(),
             &nheap};
-    run_scans(call, plan, n >= call.shape.list_major_min_batch, items, body);
+    run_scans(call, plan, items, body);
     if (heap_init) {
         for (idx_t q = 0; q < n; q++) {
             heap_reorder<C>(k, distances + q * k, labels + q * k);
@@ -1034,13 +1065,13 @@ bool ivf_range_search_preassigned(
             "IVF range search: result is null or its nq differs from n");
     ScanCall call(ivf, params, store_pairs);
     call.max_codes = 0; // FAISS's range search does not limit the codes
-    const ScanPlan plan(call, n, keys);
-    std::vector<ScanItem> items = call.items(n, keys, !plan.alone);
+    const ScanPlan plan(call, n, keys, /*knn=*/false);
+    std::vector<ScanItem> items = call.items(n, keys, plan.split());
     std::vector<ItemHits> hits(items.size());
     const RangeScan
             body{call, x, radius, coarse_dis, items.data(), hits.data()};
     // Query-major: the hits of a query then come in FAISS's order.
-    run_scans(call, plan, false, items, body);
+    run_scans(call, plan, items, body);
 
     std::fill(result->lims, result->lims + n + 1, 0);
     for (size_t i = 0; i < items.size(); i++) {

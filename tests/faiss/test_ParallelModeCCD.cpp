@@ -376,11 +376,72 @@ TEST_F(ModeCCD, PerCallParameters) {
     other->pool().wait_idle();
     EXPECT_GT(other->pool().stats().tasks_run(), before)
             << "no helper ran on the call's runtime";
-    EXPECT_GT(faiss::ccd::ivf_ccd_stats.units - units_before, 40u * 8)
-            << "lists were not split";
+    // 40 queries on one worker: shared query by query (ScanPlan::by_query,
+    // one CCD: one unit per query), lists not cut.
+    EXPECT_EQ(faiss::ccd::ivf_ccd_stats.units - units_before, 40u);
     EXPECT_EQ(default_pool_tasks(), default_before)
             << "the default pool was used";
     expect_same_results(40, 10, d0, i0, d1, i1, "SearchParametersIVFCCD");
+
+    // One query shared with helpers: its lists are cut in chunks.
+    const size_t one_before = faiss::ccd::ivf_ccd_stats.units;
+    ivf->search(1, data().queries.data(), 10, d1.data(), i1.data(), &p);
+    EXPECT_GT(faiss::ccd::ivf_ccd_stats.units - one_before, 8u)
+            << "lists were not split";
+    expect_same_results(1, 10, d0, i0, d1, i1, "one query, split");
+}
+
+// A small batch with helpers is shared query by query: each unit holds a
+// run of one query's scans of lists on one CCD, so participants seldom
+// merge into the same query's heap at once (on one CCD: one unit per
+// query, never).
+TEST_F(ModeCCD, SmallBatchSharedByQuery) {
+    auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
+    faiss::SearchParametersIVF plain;
+    plain.nprobe = 8;
+    const idx_t n = 12, k = 10;
+    std::vector<float> d0(n * k), d1(n * k);
+    std::vector<idx_t> i0(n * k), i1(n * k);
+    reference_search(
+            *ivf,
+            n,
+            data().queries.data(),
+            k,
+            d0.data(),
+            i0.data(),
+            &plain);
+    for (const char* spec : {"1x2", "2x1", "4x2"}) {
+        auto rt = make_runtime(spec);
+        SearchParametersIVFCCD p;
+        p.nprobe = 8;
+        p.runtime = rt.get();
+        p.helpers = 1;
+        const size_t units_before = faiss::ccd::ivf_ccd_stats.units;
+        const size_t calls_before = faiss::ccd::ivf_ccd_stats.calls;
+        const idx_t batch = idx_t(rt->pool().num_workers()) + 1;
+        for (idx_t b = 0; b < n; b += batch) {
+            const idx_t m = std::min(batch, n - b);
+            ivf->search(
+                    m,
+                    data().queries.data() + b * kDim,
+                    k,
+                    d1.data() + b * k,
+                    i1.data() + b * k,
+                    &p);
+        }
+        const size_t units = faiss::ccd::ivf_ccd_stats.units - units_before;
+        const size_t calls = faiss::ccd::ivf_ccd_stats.calls - calls_before;
+        // One unit per query on one CCD; with more, one per run of a
+        // query's probes on the same CCD. Scan by scan would give n * 8.
+        if (rt->pool().topology().num_ccds() == 1) {
+            EXPECT_EQ(units, size_t(n)) << spec;
+        } else {
+            EXPECT_GE(units, size_t(n)) << spec;
+            EXPECT_LT(units, size_t(n) * 8) << spec;
+        }
+        EXPECT_GE(calls, size_t(1)) << spec;
+        expect_same_results(n, k, d0, i0, d1, i1, spec);
+    }
 }
 
 TEST_F(ModeCCD, DefaultModeForNewAndReadIndexes) {
