@@ -326,6 +326,28 @@ size_t queries_for(const Dataset& ds, double seconds, double per_query_s) {
             std::min<size_t>(ds.nq, 16));
 }
 
+/// closed_loop: `nc` clients sending single queries (one client: the
+/// single scenario), about a budget's worth of queries per core they use.
+Measured closed_loop(
+        const Options& o,
+        Lineup& lineup,
+        const Dataset& ds,
+        double t1,
+        int nc,
+        int rounds) {
+    const size_t nq = queries_for(ds, o.budget_s * std::min(nc, cores()), t1);
+    const Workload w{ds.queries.data(), ds.d, 0, nq, kK};
+    return take_turns(
+            lineup,
+            ds,
+            nq,
+            rounds,
+            [&](const Contender& c, Answers* a) {
+                return nc == 1 ? ivf::run_single(c, w, a)
+                               : ivf::run_clients(c, w, nc, a);
+            });
+}
+
 void write_run(JsonWriter& j, const Contender& c, const RunResult& r) {
     j.key(c.name()).begin_object();
     j.field("qps", r.qps);
@@ -419,18 +441,7 @@ void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
                 ? std::vector<int>{1, 8}
                 : std::vector<int>{1, 2, 4, 8, 16, 32};
         for (int nc : clients) {
-            const size_t nq =
-                    queries_for(ds, o.budget_s * std::min(nc, cores()), t1);
-            const Workload w{ds.queries.data(), ds.d, 0, nq, kK};
-            const Measured m = take_turns(
-                    lineup,
-                    ds,
-                    nq,
-                    rounds,
-                    [&](const Contender& c, Answers* a) {
-                        return nc == 1 ? ivf::run_single(c, w, a)
-                                       : ivf::run_clients(c, w, nc, a);
-                    });
+            const Measured m = closed_loop(o, lineup, ds, t1, nc, rounds);
             max_stock_qps = std::max(max_stock_qps, m.runs[m.best_stock].qps);
             say((ds.name + " closed " + std::to_string(nc) + " clients")
                         .c_str(),
@@ -598,18 +609,7 @@ void sweep(JsonWriter& j, const Options& o, const std::string& cache) {
             j.field("set", set.label);
             write_dataset_head(j, ds, t1);
             for (int nc : {1, clients}) {
-                const size_t nq =
-                        queries_for(ds, o.budget_s * std::min(nc, cores()), t1);
-                const Workload w{ds.queries.data(), ds.d, 0, nq, kK};
-                const Measured m = take_turns(
-                        lineup,
-                        ds,
-                        nq,
-                        rounds,
-                        [&](const Contender& c, Answers* a) {
-                            return nc == 1 ? ivf::run_single(c, w, a)
-                                           : ivf::run_clients(c, w, nc, a);
-                        });
+                const Measured m = closed_loop(o, lineup, ds, t1, nc, rounds);
                 char what[96];
                 snprintf(
                         what,
