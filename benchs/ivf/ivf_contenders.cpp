@@ -114,22 +114,36 @@ class PoolContender final : public Contender {
     int spin_rounds_;
 };
 
+/// CcdModeContender: the fork's IndexIVF::search in PARALLEL_MODE_CCD; on
+/// the default runtime, or on its own one given per call.
 class CcdModeContender final : public Contender {
    public:
-    explicit CcdModeContender(faiss::IndexIVF* index)
-            : Contender("ccd"),
+    CcdModeContender(
+            const std::string& name,
+            faiss::IndexIVF* index,
+            std::shared_ptr<faiss::ccd::Runtime> own,
+            std::string how)
+            : Contender(name),
               index_(index),
-              runtime_(faiss::ccd::Runtime::get_default()) {}
+              runtime_(own ? own : faiss::ccd::Runtime::get_default()),
+              own_(own != nullptr),
+              how_(std::move(how)) {
+        params_.runtime = runtime_.get();
+        params_.nprobe = index->nprobe;
+    }
 
     std::string describe() const override {
         return "the fork's IndexIVF::search, parallel_mode "
-               "PARALLEL_MODE_CCD, default runtime (" +
-                std::to_string(runtime_->pool().num_workers()) +
+               "PARALLEL_MODE_CCD, " +
+                std::string(own_ ? "a runtime of its own" : "default runtime") +
+                " (" + std::to_string(runtime_->pool().num_workers()) +
                 " workers, policy " +
-                faiss::ccd::policy_name(runtime_->pool().policy()) + ")";
+                faiss::ccd::policy_name(runtime_->pool().policy()) +
+                (how_.empty() ? "" : ", " + how_) + ")";
     }
     void prepare() override {
         index_->parallel_mode = faiss::PARALLEL_MODE_CCD;
+        params_.nprobe = index_->nprobe;
     }
     void search(
             idx_t n,
@@ -137,7 +151,7 @@ class CcdModeContender final : public Contender {
             idx_t k,
             float* distances,
             idx_t* labels) const override {
-        index_->search(n, x, k, distances, labels);
+        index_->search(n, x, k, distances, labels, own_ ? &params_ : nullptr);
     }
     const faiss::ccd::Pool* pool() const override {
         return &runtime_->pool();
@@ -146,12 +160,27 @@ class CcdModeContender final : public Contender {
    private:
     faiss::IndexIVF* index_;
     std::shared_ptr<faiss::ccd::Runtime> runtime_;
+    bool own_;
+    std::string how_;
+    faiss::ccd::SearchParametersIVFCCD params_;
 };
 
 } // namespace
 
 std::unique_ptr<Contender> make_ccd_mode(faiss::IndexIVF* index) {
-    return std::make_unique<CcdModeContender>(index);
+    return std::make_unique<CcdModeContender>("ccd", index, nullptr, "");
+}
+
+std::unique_ptr<Contender> make_ccd_mode_on(
+        const std::string& name,
+        faiss::IndexIVF* index,
+        std::shared_ptr<faiss::ccd::Runtime> runtime,
+        const std::string& how) {
+    return std::make_unique<CcdModeContender>(
+            name,
+            index,
+            std::move(runtime),
+            how);
 }
 
 std::unique_ptr<Contender>

@@ -83,6 +83,16 @@ make_stock(faiss::IndexIVF* index, int parallel_mode, int omp_threads);
 /// runtime (its prepare() sets the index's parallel_mode).
 std::unique_ptr<Contender> make_ccd_mode(faiss::IndexIVF* index);
 
+/// make_ccd_mode_on: the same search on `runtime`, given per call as a
+/// user does (SearchParametersIVFCCD::runtime), under `name`; e.g. a
+/// runtime whose pool admits its callers first come, first served
+/// (PoolOptions::fifo_callers).
+std::unique_ptr<Contender> make_ccd_mode_on(
+        const std::string& name,
+        faiss::IndexIVF* index,
+        std::shared_ptr<faiss::ccd::Runtime> runtime,
+        const std::string& how);
+
 /// make_pool: IndexIVFCCD over `index` on `runtime`'s pool; split = false sets
 /// split_factor 0 (no list is cut into chunks). spin_rounds: the pool's
 /// PoolOptions::spin_rounds if it was set, for the description only (a

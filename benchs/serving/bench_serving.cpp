@@ -8,8 +8,11 @@
  * Contenders, all over one index (ivf_contenders.h): stock-pm0-t1
  * (parallel_mode 0, one OpenMP thread per caller), stock-pm0 and stock-pm1
  * (hardware_concurrency OpenMP threads per caller), and ccd (the fork's
- * IndexIVF::search in PARALLEL_MODE_CCD, switched as a user does). The
- * best stock figure of a measurement is the best of the three.
+ * IndexIVF::search in PARALLEL_MODE_CCD, switched as a user does); the
+ * closed and open loops add ccd-fifo (the same search on a runtime whose
+ * pool admits callers first come, first served: PoolOptions::fifo_callers).
+ * The stock figure of a measurement is the stock contender fastest in its
+ * selection round (see take_turns).
  *
  * Parts (--parts, default all of them):
  *   closed  closed loop, 1 2 4 8 16 32 client threads sending single
@@ -189,14 +192,29 @@ int cores() {
     return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-/// Lineup: the contenders over one index; [0] is the reference.
+/// Lineup: the contenders over one index; [0] is the reference, the
+/// stock ones first, then the CCD mode ("ccd"); with_fifo adds the CCD mode
+/// on a runtime whose pool admits callers first come, first served
+/// ("ccd-fifo", PoolOptions::fifo_callers), the option that serves tails.
 struct Lineup {
     std::vector<std::unique_ptr<Contender>> all;
-    explicit Lineup(faiss::IndexIVF* index) {
+    size_t num_stock = 3;
+    size_t ccd = 3; ///< the CCD mode's index in `all`
+    Lineup(faiss::IndexIVF* index, bool with_fifo) {
         all.push_back(ivf::make_stock(index, 0, 1));
         all.push_back(ivf::make_stock(index, 0, cores()));
         all.push_back(ivf::make_stock(index, 1, cores()));
         all.push_back(ivf::make_ccd_mode(index));
+        if (with_fifo) {
+            faiss::ccd::PoolOptions fifo;
+            fifo.fifo_callers = true;
+            all.push_back(ivf::make_ccd_mode_on(
+                    "ccd-fifo",
+                    index,
+                    faiss::ccd::Runtime::create(
+                            faiss::ccd::RuntimeOptions().set_pool(fifo)),
+                    "fifo_callers"));
+        }
     }
 };
 
@@ -213,7 +231,8 @@ struct Measured {
     /// The stock contender compared with: the fastest in the selection
     /// round (see take_turns), an index into runs.
     size_t best_stock = 0;
-    /// The CCD mode's shapes over all its rounds (ivf_ccd_stats deltas).
+    /// The CCD mode's shapes over all its rounds (ivf_ccd_stats deltas;
+    /// "ccd" only).
     faiss::ccd::IVFSearchCCDStats shape;
 };
 
@@ -262,14 +281,16 @@ take_turns(Lineup& lineup, const Dataset& ds, size_t nq, int rounds, Run run) {
                     faiss::ccd::ivf_ccd_stats;
             RunResult res = run(*lineup.all[c], &answers[c]);
             res.finalize();
-            add_delta(faiss::ccd::ivf_ccd_stats, before, &shape);
+            if (c == lineup.ccd) {
+                add_delta(faiss::ccd::ivf_ccd_stats, before, &shape);
+            }
             got[c].push_back(std::move(res));
         }
     }
     Measured m;
     m.queries = nq;
     m.shape = shape;
-    for (size_t c = 1; c + 1 < n; c++) {
+    for (size_t c = 1; c < lineup.num_stock; c++) {
         if (got[c][0].qps > got[m.best_stock][0].qps) {
             m.best_stock = c;
         }
@@ -392,7 +413,7 @@ void write_measured(JsonWriter& j, const Lineup& lineup, const Measured& m) {
 
 void say(const char* what, const Lineup& lineup, const Measured& m) {
     const size_t best = m.best_stock;
-    const RunResult& ccd = m.runs.back();
+    const RunResult& ccd = m.runs[lineup.ccd];
     const RunResult& st = m.runs[best];
     const double calls = double(std::max<size_t>(1, m.shape.calls));
     fprintf(stderr,
@@ -408,6 +429,17 @@ void say(const char* what, const Lineup& lineup, const Measured& m) {
             st.qps > 0 ? ccd.qps / st.qps : 0,
             100.0 * double(m.shape.inline_calls) / calls,
             double(m.shape.helpers) / calls);
+    for (size_t c = lineup.ccd + 1; c < lineup.all.size(); c++) {
+        fprintf(stderr,
+                "bench_serving: %-34s %s %8.0f q/s P99 %7.3f ms P999 %7.3f "
+                "ms (best stock P999 %7.3f ms)\n",
+                "",
+                lineup.all[c]->name().c_str(),
+                m.runs[c].qps,
+                m.runs[c].latency.p99,
+                m.runs[c].latency.p999,
+                st.latency.p999);
+    }
 }
 
 void write_dataset_head(JsonWriter& j, const Dataset& ds, double t1) {
@@ -423,7 +455,7 @@ void write_dataset_head(JsonWriter& j, const Dataset& ds, double t1) {
 
 /// serve_dataset: the closed, open and batch parts on one data set.
 void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
-    Lineup lineup(ds.index.get());
+    Lineup lineup(ds.index.get(), true);
     const double t1 = per_query_s(lineup, ds);
     const int rounds = o.quick ? 1 : (o.full ? 5 : 3);
     j.begin_object();
@@ -495,6 +527,8 @@ void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
 
     j.key("batch").begin_array();
     if (o.parts.count("batch")) {
+        // One caller: a gate for callers changes nothing.
+        Lineup plain(ds.index.get(), false);
         const std::vector<size_t> batches = o.quick
                 ? std::vector<size_t>{1, 64, 1024}
                 : std::vector<size_t>{1, 4, 16, 64, 256, 1024, 4096};
@@ -507,17 +541,17 @@ void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
             const size_t whole = std::min(ds.nq, (nq + b - 1) / b * b);
             const Workload w{ds.queries.data(), ds.d, 0, whole, kK};
             const Measured m = take_turns(
-                    lineup,
+                    plain,
                     ds,
                     whole,
                     rounds,
                     [&](const Contender& c, Answers* a) {
                         return ivf::run_batches(c, w, b, a);
                     });
-            say((ds.name + " batch " + std::to_string(b)).c_str(), lineup, m);
+            say((ds.name + " batch " + std::to_string(b)).c_str(), plain, m);
             j.begin_object();
             j.field("batch", uint64_t(b));
-            write_measured(j, lineup, m);
+            write_measured(j, plain, m);
             j.end_object();
         }
     }
@@ -598,7 +632,7 @@ void sweep(JsonWriter& j, const Options& o, const std::string& cache) {
                     e.what());
             continue;
         }
-        Lineup lineup(ds.index.get());
+        Lineup lineup(ds.index.get(), false);
         for (size_t nprobe : nprobes) {
             if (nprobe > ds.nlist) {
                 continue;
