@@ -278,18 +278,16 @@ def plot_overview(data, png):
         for i, n in enumerate(names):
             style = dict(marker="o", color=f"C{i}", label=n,
                          linewidth=2.5 if n == CCD else 1.2)
-            if ds["closed"]:
-                ax_c.plot([r["clients"] for r in ds["closed"]],
-                          [r["results"][n]["qps"] for r in ds["closed"]],
-                          **style)
-            if ds["open"]:
-                ax_o.plot([r["load"] * 100 for r in ds["open"]],
-                          [r["results"][n]["p99_ms"] for r in ds["open"]],
-                          **style)
-            if ds["batch"]:
-                ax_b.plot([r["batch"] for r in ds["batch"]],
-                          [r["results"][n]["qps"] for r in ds["batch"]],
-                          **style)
+            # A part plots only the contenders it ran (ccd-fifo is in the
+            # closed and open loops, not in the batches).
+            for ax, part, x, y in ((ax_c, "closed", "clients", "qps"),
+                                   (ax_o, "open", "load", "p99_ms"),
+                                   (ax_b, "batch", "batch", "qps")):
+                rows = [r for r in ds[part] if n in r["results"]]
+                if rows:
+                    scale = 100 if x == "load" else 1
+                    ax.plot([r[x] * scale for r in rows],
+                            [r["results"][n][y] for r in rows], **style)
         ax_c.set_xscale("log", base=2)
         ax_c.set_xlabel("closed-loop clients")
         ax_c.set_ylabel("QPS")
