@@ -22,8 +22,13 @@ constexpr double kWeight = 0.25;
 
 /// Slot: table id (high 32 bits) and ns per code (a float, low 32 bits),
 /// one word, so that a reader never pairs one table's id with another's
-/// cost.
+/// cost. slots: alone and other shapes; split_slots: ScanShape::split.
 std::atomic<uint64_t> slots[kSlots];
+std::atomic<uint64_t> split_slots[kSlots];
+
+// Each alone call moves the split estimate this far back toward the alone
+// one (see split_scan_ns_per_code).
+constexpr double kSplitRetry = 1.0 / 32;
 
 uint64_t pack(uint32_t table_id, float ns) {
     uint32_t bits;
@@ -38,33 +43,59 @@ float cost_of(uint64_t word) {
     return ns;
 }
 
-std::atomic<uint64_t>& slot_of(uint32_t table_id) {
-    return slots[hash_mapping_id(table_id) % kSlots];
+size_t slot_index(uint32_t table_id) {
+    return hash_mapping_id(table_id) % kSlots;
+}
+
+/// known: the slot's cost if it holds `table_id`'s, else 0.
+double known(const std::atomic<uint64_t>& slot, uint32_t table_id) {
+    const uint64_t word = slot.load(std::memory_order_relaxed);
+    const float ns = cost_of(word);
+    return uint32_t(word >> 32) == table_id && ns > 0 ? ns : 0;
+}
+
+/// move: the slot's cost a `weight` of the way toward `sample` (to the
+/// sample itself when the slot holds another table's or nothing).
+void move(
+        std::atomic<uint64_t>& slot,
+        uint32_t table_id,
+        double sample,
+        double weight) {
+    const double old = known(slot, table_id);
+    const double next = old > 0 ? old + weight * (sample - old) : sample;
+    slot.store(pack(table_id, float(next)), std::memory_order_relaxed);
 }
 
 } // namespace
 
 double scan_ns_per_code(uint32_t table_id, size_t code_size) {
-    const uint64_t word = slot_of(table_id).load(std::memory_order_relaxed);
-    const float ns = cost_of(word);
-    if (uint32_t(word >> 32) == table_id && ns > 0) {
-        return ns;
-    }
-    return kInitialNsPerCodeByte * double(code_size);
+    const double ns = known(slots[slot_index(table_id)], table_id);
+    return ns > 0 ? ns : kInitialNsPerCodeByte * double(code_size);
 }
 
-void note_scan_cost(uint32_t table_id, double ns, double codes) {
+double split_scan_ns_per_code(uint32_t table_id, size_t code_size) {
+    const double ns = known(split_slots[slot_index(table_id)], table_id);
+    return ns > 0 ? ns : scan_ns_per_code(table_id, code_size);
+}
+
+void note_scan_cost(
+        uint32_t table_id,
+        double ns,
+        double codes,
+        ScanShape shape) {
     if (!(codes > 0) || !(ns >= 0)) {
         return;
     }
-    std::atomic<uint64_t>& slot = slot_of(table_id);
-    const uint64_t word = slot.load(std::memory_order_relaxed);
+    const size_t i = slot_index(table_id);
     const double sample = ns / codes;
-    double next = sample;
-    if (uint32_t(word >> 32) == table_id && cost_of(word) > 0) {
-        next = cost_of(word) + kWeight * (sample - cost_of(word));
+    if (shape == ScanShape::split) {
+        move(split_slots[i], table_id, sample, kWeight);
+        return;
     }
-    slot.store(pack(table_id, float(next)), std::memory_order_relaxed);
+    move(slots[i], table_id, sample, kWeight);
+    if (shape == ScanShape::alone && known(split_slots[i], table_id) > 0) {
+        move(split_slots[i], table_id, known(slots[i], table_id), kSplitRetry);
+    }
 }
 
 } // namespace ccd

@@ -4,7 +4,11 @@
  * codes is estimated at c * ns_per_code(table), a moving average of what
  * the scans of earlier calls on that table took (all participants, every
  * unit timed). Before a table's first call: kInitialNsPerCodeByte per
- * byte of code, a guess the first call replaces.
+ * byte of code, a guess the first call replaces. Scans of one query
+ * shared scan by scan are measured apart (split_scan_ns_per_code): their
+ * merges into one heap from several cores can cost more than the scans
+ * (k = 100 over lists of tens of codes: a split query took 1.5x as long
+ * as the caller alone).
  *
  * A small direct-mapped cache keyed by table id: tables that collide take
  * each other's slot, and the one evicted starts from the guess again.
@@ -27,12 +31,34 @@ namespace ccd {
 /// kInitialNsPerCodeByte: the first guess, before anything was measured.
 constexpr double kInitialNsPerCodeByte = 0.05;
 
+/// ScanShape: how a call's scans ran, for the estimate it feeds.
+///   alone  the caller scanned everything;
+///   split  one query's (or a few queries') scans shared scan by scan,
+///          every participant merging into the same heaps;
+///   other  whole queries or list-major units per participant.
+enum class ScanShape { alone, split, other };
+
 /// scan_ns_per_code: the estimate for `table_id`, whose codes are
-/// `code_size` bytes.
+/// `code_size` bytes: what alone and `other` calls measured.
 double scan_ns_per_code(uint32_t table_id, size_t code_size);
 
-/// note_scan_cost: `codes` codes of `table_id` took `ns` in all.
-void note_scan_cost(uint32_t table_id, double ns, double codes);
+/// split_scan_ns_per_code: the estimate of the same scans shared scan by
+/// scan (all participants' time per code, so lock waits on the shared
+/// heaps and their cache lines passing between cores count). Before any
+/// split call, scan_ns_per_code. Each alone call moves it 1/32 of the way
+/// back toward scan_ns_per_code, so a split that once measured dear is
+/// tried again after some tens of calls and re-measured: conditions (a
+/// busy neighbour, cold caches) change, and an estimate never measured
+/// again would never learn it.
+double split_scan_ns_per_code(uint32_t table_id, size_t code_size);
+
+/// note_scan_cost: `codes` codes of `table_id` took `ns` in all, run as
+/// `shape`.
+void note_scan_cost(
+        uint32_t table_id,
+        double ns,
+        double codes,
+        ScanShape shape = ScanShape::other);
 
 /// IVFSearchCCDStats: counters of the CCD mode's searches.
 struct IVFSearchCCDStats {

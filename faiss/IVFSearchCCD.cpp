@@ -64,6 +64,18 @@ std::mutex stats_mutex;
 
 // ------------------------------------------------------------ one call
 
+// The automatic choice of list-major (list_major_min_batch = -1): from 64
+// queries, when the probed lists average at least 16 KB. List-major saves
+// each list's trip into cache for every query after the first; a list
+// smaller than this stays in L1/L2 between a query's neighbours anyway, and
+// list-major then only adds a merge per (list, query) into heaps the
+// participants share. Measured ends (this machine, k = 100): lists of
+// 2.5 KB, a batch of 64 list-major 0.38x stock's mode 0; lists of 256 KB,
+// batches of 64-4096 list-major 1.5-1.9x. The 16 KB between them is a
+// first choice, not tuned.
+constexpr idx_t kAutoListMajorMinBatch = 64;
+constexpr double kListMajorMinListBytes = 16384;
+
 /// QueryLock: guards one query's heap while a task merges into it (k
 /// elements). Tasks of one query rarely finish at the same instant, so the
 /// lock is almost always free: two uncontended atomic operations, the same
@@ -164,12 +176,15 @@ struct ScanCall {
                     "model decides), 0 or more (got %d)",
                     shape.helpers);
             FAISS_THROW_IF_NOT_FMT(
-                    shape.split_factor >= 0 && shape.chunk_factor >= 0 &&
-                            shape.list_major_min_batch >= 0,
-                    "SearchParametersIVFCCD: split_factor (%g), chunk_factor "
-                    "(%g) and list_major_min_batch (%" PRId64 ") must be >= 0",
+                    shape.split_factor >= 0 && shape.chunk_factor >= 0,
+                    "SearchParametersIVFCCD: split_factor (%g) and "
+                    "chunk_factor (%g) must be >= 0",
                     shape.split_factor,
-                    shape.chunk_factor,
+                    shape.chunk_factor);
+            FAISS_THROW_IF_NOT_FMT(
+                    shape.list_major_min_batch >= -1,
+                    "SearchParametersIVFCCD: list_major_min_batch must be -1 "
+                    "(the list sizes decide) or >= 0 (got %" PRId64 ")",
                     int64_t(shape.list_major_min_batch));
         }
         runtime = &call_runtime(params_in, held);
@@ -245,22 +260,56 @@ struct ScanCall {
     /// other callers on the pool (ccd::helpers_may_pay). The estimate
     /// counts each probed list whole (max_codes aside). A batch scanned
     /// alone is not cut into chunks: they serve parallelism only.
-    bool runs_alone(idx_t n, const idx_t* keys, int others) const {
+    ///
+    /// split: the batch would be shared scan by scan (a query's lists
+    /// among participants that all merge into its heap). It runs alone
+    /// too unless half the split estimate plus a hand-off beats the alone
+    /// one: the least a split can do is halve the work between two.
+    bool runs_alone(double codes, int others, bool split) const {
         if (shape.helpers >= 0) {
             return shape.helpers == 0;
         }
+        const Pool& pool = runtime->pool();
+        const double alone_ns =
+                codes * scan_ns_per_code(table_id, ivf.code_size);
+        const double handoff_ns = pool.handoff_ns();
+        if (!helpers_may_pay(
+                    alone_ns,
+                    pool.num_workers(),
+                    others,
+                    handoff_ns)) {
+            return true;
+        }
+        return split &&
+                codes * split_scan_ns_per_code(table_id, ivf.code_size) / 2 +
+                        handoff_ns >=
+                alone_ns;
+    }
+
+    /// probed_codes: the codes of the batch's probed lists, each counted
+    /// whole (max_codes aside).
+    double probed_codes(idx_t n, const idx_t* keys) const {
         double codes = 0;
         for (size_t i = 0; i < size_t(n) * nprobe; i++) {
             if (keys[i] >= 0 && keys[i] < idx_t(ivf.nlist)) {
                 codes += double(ivf.invlists->list_size(keys[i]));
             }
         }
-        const Pool& pool = runtime->pool();
-        return !helpers_may_pay(
-                codes * scan_ns_per_code(table_id, ivf.code_size),
-                pool.num_workers(),
-                others,
-                pool.handoff_ns());
+        return codes;
+    }
+
+    /// list_major: whether a k-NN batch of n queries over `codes` probed
+    /// codes is scanned list-major: from list_major_min_batch queries when
+    /// the call sets it, else (-1) from kAutoListMajorMinBatch queries whose
+    /// probed lists average at least kListMajorMinListBytes.
+    bool list_major(idx_t n, double codes) const {
+        if (shape.list_major_min_batch >= 0) {
+            return n >= shape.list_major_min_batch;
+        }
+        const double probes = double(n) * double(nprobe);
+        return n >= kAutoListMajorMinBatch && probes > 0 &&
+                codes * double(ivf.code_size) / probes >=
+                kListMajorMinListBytes;
     }
 
     /// add_stats: the call's counters into `stats` (may be null).
@@ -298,19 +347,30 @@ struct ScanCall {
 /// a single query's scans are shared.
 struct ScanPlan {
     Pool::CallerScope scope;
-    bool alone;
+    double codes;
     bool list_major;
+    bool alone;
     bool by_query;
     ScanPlan(const ScanCall& call, idx_t n, const idx_t* keys, bool knn)
             : scope(call.runtime->pool()),
-              alone(call.runs_alone(n, keys, scope.others())),
-              list_major(knn && n >= call.shape.list_major_min_batch),
+              codes(call.probed_codes(n, keys)),
+              list_major(knn && call.list_major(n, codes)),
+              alone(call.runs_alone(
+                      codes,
+                      scope.others(),
+                      !list_major && n <= call.runtime->pool().num_workers())),
               by_query(
                       !alone && !list_major &&
                       n > call.runtime->pool().num_workers()) {}
     /// split: whether lists are cut in chunks.
     bool split() const {
         return !alone && !by_query;
+    }
+    /// cost_shape: the shape this call's measured cost is an estimate of.
+    ScanShape cost_shape() const {
+        return alone ? ScanShape::alone
+                     : (by_query || list_major ? ScanShape::other
+                                               : ScanShape::split);
     }
 };
 
@@ -362,11 +422,28 @@ struct ScanShare final : RunnerFactory {
             ns += steady_now_ns() - t0;
             codes += unit.codes;
             if (TrafficSink* sink = share.call.sink) {
-                sink->record(
-                        unit.id,
-                        unit.codes,
-                        unit.codes *
-                                (share.call.ivf.code_size + sizeof(idx_t)));
+                record_traffic(*sink, unit);
+            }
+        }
+
+        /// record_traffic: the unit's codes per list, to the list's id. A
+        /// by-query unit spans several lists (of one CCD): each gets its
+        /// own codes, not the unit's first list all of them.
+        void record_traffic(TrafficSink& sink, const ScanUnit& unit) const {
+            const size_t bytes_per_code =
+                    share.call.ivf.code_size + sizeof(idx_t);
+            for (size_t b = unit.first; b < unit.last;) {
+                const idx_t list_no = share.items[b].list_no;
+                size_t n = 0, e = b;
+                for (; e < unit.last && share.items[e].list_no == list_no;
+                     e++) {
+                    n += share.items[e].end - share.items[e].begin;
+                }
+                sink.record(
+                        make_mapping_id(share.call.table_id, uint32_t(list_no)),
+                        n,
+                        n * bytes_per_code);
+                b = e;
             }
         }
     };
@@ -471,7 +548,7 @@ struct ScanShare final : RunnerFactory {
     /// Alone, the caller runs every unit in order, without a WorkShare;
     /// otherwise the units are grouped by CCD (group() above) and the
     /// helpers planned from the measured costs.
-    void run(bool alone, int others) {
+    void run(bool alone, int others, ScanShape shape) {
         Pool& pool = call.runtime->pool();
         const double ns_per_code =
                 scan_ns_per_code(call.table_id, call.ivf.code_size);
@@ -520,7 +597,8 @@ struct ScanShare final : RunnerFactory {
         note_scan_cost(
                 call.table_id,
                 double(scan_ns.load(std::memory_order_relaxed)),
-                double(scanned.load(std::memory_order_relaxed)));
+                double(scanned.load(std::memory_order_relaxed)),
+                shape);
         std::lock_guard<std::mutex> lock(stats_mutex);
         IVFSearchCCDStats& s = ivf_ccd_stats;
         s.calls++;
@@ -558,7 +636,7 @@ void run_scans(
     try {
         ScanShare<Body> share(call, body, items);
         share.cut(max_items, plan.by_query);
-        share.run(plan.alone, plan.scope.others());
+        share.run(plan.alone, plan.scope.others(), plan.cost_shape());
     } catch (const std::exception& e) {
         // As IndexIVF::search_preassigned reports a scan's error.
         FAISS_THROW_FMT(
@@ -590,10 +668,10 @@ struct KnnScan {
         std::vector<idx_t> ids;
         size_t updates = 0;
         idx_t q = -1; ///< the query set in the scanner
-        /// The heap holds only `seed` entries (labels -1): the last scan
-        /// changed nothing, so the next one with the same seed needs no
-        /// refill.
-        bool clean = false;
+        /// The heap's first `clean` entries hold only `seed` (labels -1):
+        /// the last scan changed nothing, so the next one with the same
+        /// seed and at most that many slots needs no refill.
+        idx_t clean = 0;
         float seed = 0;
         explicit Local(const KnnScan& b)
                 : scanner(b.call.scanner()), dis(b.k), ids(b.k) {}
@@ -642,29 +720,39 @@ struct KnnScan {
             bound = dis[0];
         }
         const float seed = C::nextafter(bound);
-        if (!(local.clean && local.seed == seed)) {
-            std::fill(local_dis, local_dis + k, seed);
-            std::fill(local_ids, local_ids + k, idx_t(-1));
+        // A heap of m = min(k, codes in the item) slots keeps what one of
+        // k slots would: with no more codes than slots, neither ever
+        // evicts a code it admitted. Small lists (k = 100 over lists of
+        // tens of codes) then fill and merge tens of slots, not k: the
+        // per-item cost that made Python's one-query searches 0.79x stock
+        // with k = 100 (benchs/python/bench_serving.py).
+        const size_t ncodes = item.end - item.begin;
+        const idx_t m = std::min<idx_t>(k, idx_t(ncodes));
+        if (!(local.clean >= m && local.seed == seed)) {
+            std::fill(local_dis, local_dis + m, seed);
+            std::fill(local_ids, local_ids + m, idx_t(-1));
         }
         const size_t updates = scanner.scan_codes(
-                item.end - item.begin,
+                ncodes,
                 codes.get() + item.begin * il->code_size,
                 ids.get() + item.begin,
                 local_dis,
                 local_ids,
-                k);
+                m);
         local.updates += updates;
         // No update: the heap is as seeded and holds nothing to merge
         // (scan_codes counts every change it makes to the heap, as
         // IndexIVFStats::nheap_updates has it). Most late probes of a
         // query end here once its k-th distance is tight.
-        local.clean = updates == 0;
-        local.seed = seed;
-        if (local.clean) {
+        if (updates == 0) {
+            local.clean =
+                    local.clean >= m && local.seed == seed ? local.clean : m;
+            local.seed = seed;
             return;
         }
+        local.clean = 0;
         std::lock_guard<QueryLock> guard(lock);
-        for (idx_t j = 0; j < k; j++) {
+        for (idx_t j = 0; j < m; j++) {
             if (local_ids[j] != -1 &&
                 C::cmp2(dis[0], local_dis[j], lab[0], local_ids[j])) {
                 heap_replace_top<C>(k, dis, lab, local_dis[j], local_ids[j]);

@@ -25,9 +25,10 @@
  * tasks keyed by MappingId(table_id, list_no), so all scans of one list run
  * on the CCD whose L3 holds it:
  *   - query-major (small batches): one task per scan;
- *   - list-major (batches of at least list_major_min_batch queries): one
- *     task per list chunk and group of up to 32 queries probing it, which
- *     scan it while its codes are in cache.
+ *   - list-major (batches of at least list_major_min_batch queries; by
+ *     default from 64 queries over lists of 16 KB and more): one task per
+ *     list chunk and group of up to 32 queries probing it, which scan it
+ *     while its codes are in cache.
  * k-NN tasks scan into their own top-k heap, seeded with the query's
  * current k-th distance, with their own InvertedListScanner, then merge
  * into the query's heap under a per-query lock. Range tasks keep their
@@ -71,8 +72,11 @@ struct SearchParametersIVFCCD : SearchParametersIVF {
     double split_factor = 4.0;
     double chunk_factor = 2.0;
     size_t min_chunk = 512;
-    /// Batches of at least this many queries are scanned list-major.
-    Index::idx_t list_major_min_batch = 64;
+    /// Batches of at least this many queries are scanned list-major; -1:
+    /// from 64 queries whose probed lists average at least 16 KB (smaller
+    /// lists stay in cache between queries, and list-major would only add
+    /// merges).
+    Index::idx_t list_major_min_batch = -1;
     /// Pool workers that help the calling thread scan, per CCD holding
     /// probed lists: -1 = as many as the measured costs pay for
     /// (ccd::plan_helpers: none for a small search or a busy pool);

@@ -44,7 +44,7 @@ struct IndexIVFCCD : Index {
     double split_factor = 4.0;
     double chunk_factor = 2.0;
     size_t min_chunk = 512;
-    idx_t list_major_min_batch = 64;
+    idx_t list_major_min_batch = -1;
     int helpers = -1;
 
     /// Receives (MappingId, vectors scanned, bytes) for every scan task;

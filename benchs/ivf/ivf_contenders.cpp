@@ -90,8 +90,13 @@ class PoolContender final : public Contender {
                 (spin_rounds_ >= 0 ? ", " + std::to_string(spin_rounds_) +
                                  " idle spin rounds before parking"
                                    : std::string()) +
-                buf + ", list-major batches from " +
-                std::to_string(ccd_.list_major_min_batch) + " queries";
+                buf +
+                (ccd_.list_major_min_batch >= 0
+                         ? ", list-major batches from " +
+                                 std::to_string(ccd_.list_major_min_batch) +
+                                 " queries"
+                         : std::string(", list-major batches from 64 "
+                                       "queries over lists of 16 KB"));
     }
     void search(
             idx_t n,

@@ -385,9 +385,27 @@ TEST(IVFCCDTraffic, CountsAreExact) {
     ccd.min_chunk = 16; // split some lists too
     ccd.split_factor = 1.0;
     ccd.chunk_factor = 0.5;
-    for (idx_t n : {idx_t(7), idx_t(300)}) { // query-major, list-major
+    // Every shape records: alone (helpers 0); one query split; by query
+    // (a unit spans the lists of one CCD); list-major (batch minimum 0).
+    struct Case {
+        int helpers;
+        idx_t list_major_min_batch;
+        idx_t n;
+    };
+    std::vector<Case> cases;
+    for (int helpers : {0, 1}) {
+        for (idx_t lm : {idx_t(-1), idx_t(0)}) {
+            for (idx_t n : {idx_t(1), idx_t(7), idx_t(300)}) {
+                cases.push_back({helpers, lm, n});
+            }
+        }
+    }
+    for (const Case& c : cases) {
+        const idx_t n = c.n;
         CountingSink sink;
         ccd.traffic_sink = &sink;
+        ccd.helpers = c.helpers;
+        ccd.list_major_min_batch = c.list_major_min_batch;
         std::vector<float> d(n * 5);
         std::vector<idx_t> i(n * 5);
         ccd.search(n, data().queries.data(), 5, d.data(), i.data());
@@ -407,9 +425,11 @@ TEST(IVFCCDTraffic, CountsAreExact) {
                 expected[make_mapping_id(9, uint32_t(l))] += size;
             }
         }
-        ASSERT_EQ(sink.per_id.size(), expected.size()) << "n=" << n;
+        ASSERT_EQ(sink.per_id.size(), expected.size())
+                << "n=" << n << " helpers=" << c.helpers
+                << " list_major_min_batch=" << c.list_major_min_batch;
         for (auto& [id, vectors] : expected) {
-            EXPECT_EQ(sink.per_id[id].first, vectors);
+            EXPECT_EQ(sink.per_id[id].first, vectors) << "n=" << n;
             EXPECT_EQ(
                     sink.per_id[id].second,
                     vectors * (ivf->code_size + sizeof(idx_t)));

@@ -435,9 +435,10 @@ def test_bad_search_parameters(data, pool, ivf_flat):
     with pytest.raises(RuntimeError, match="nprobe"):
         wrapper.search(xq, 5, params=ccd_params(pool, nprobe=0))
     # Negative knobs are refused (0 means "no splitting").
-    for knob in ("split_factor", "chunk_factor", "list_major_min_batch"):
+    for knob, bad in (("split_factor", -1), ("chunk_factor", -1),
+                      ("list_major_min_batch", -2)):   # -1: automatic
         with pytest.raises(RuntimeError, match=knob):
-            ivf_flat.search(xq, 5, params=ccd_params(pool, **{knob: -1}))
+            ivf_flat.search(xq, 5, params=ccd_params(pool, **{knob: bad}))
     assert_same_results(*ivf_flat.search(xq, 5), *ivf_flat.search(
         xq, 5, params=ccd_params(pool, split_factor=0.0)))
 
