@@ -122,14 +122,19 @@ if(FAISS_CCD_ENABLE_PYTHON)
   endforeach()
 
   # <build>/python/faiss: the package, importable with PYTHONPATH, as
-  # FAISS's own setup.py lays it out, plus faiss/ccd.py.
+  # FAISS's own setup.py lays it out, plus faiss/ccd.py and contrib/ as
+  # faiss/contrib/ccd.
   set(FAISS_CCD_PYTHON_DIR ${PROJECT_BINARY_DIR}/python)
+  file(GLOB FAISS_CCD_CONTRIB_PY CONFIGURE_DEPENDS
+    ${PROJECT_SOURCE_DIR}/contrib/*.py)
   add_custom_target(faiss_python ALL
     COMMAND ${CMAKE_COMMAND}
       -DFAISS_PY_BUILD=${PROJECT_BINARY_DIR}/faiss/faiss/python
       -DCCD_PY=${PROJECT_SOURCE_DIR}/python/ccd.py
+      -DCCD_CONTRIB=${PROJECT_SOURCE_DIR}/contrib
       -DOUT=${FAISS_CCD_PYTHON_DIR}/faiss
       -P ${PROJECT_SOURCE_DIR}/cmake/assemble_python_package.cmake
     DEPENDS swigfaiss swigfaiss_avx2 ${PROJECT_SOURCE_DIR}/python/ccd.py
+      ${FAISS_CCD_CONTRIB_PY}
     COMMENT "faiss_ccd: assembling the faiss package in python/faiss")
 endif()

@@ -1,8 +1,8 @@
 # assemble_python_package.cmake (cmake -P): the importable package faiss
 # from FAISS's Python build directory, laid out as its setup.py does, plus
-# faiss-ccd's ccd.py.
+# faiss-ccd's ccd.py and its contrib/ as the subpackage faiss.contrib.ccd.
 #   -DFAISS_PY_BUILD=<build>/faiss/faiss/python  -DCCD_PY=python/ccd.py
-#   -DOUT=<build>/python/faiss
+#   -DCCD_CONTRIB=contrib  -DOUT=<build>/python/faiss
 
 file(MAKE_DIRECTORY ${OUT})
 foreach(_py __init__ loader class_wrappers gpu_wrappers extra_wrappers
@@ -23,4 +23,13 @@ file(MAKE_DIRECTORY ${OUT}/contrib)
 foreach(_f ${_contrib})
   get_filename_component(_name ${_f} NAME)
   file(COPY_FILE ${_f} ${OUT}/contrib/${_name} ONLY_IF_DIFFERENT)
+endforeach()
+# faiss-ccd's contrib/: faiss.contrib.ccd. Files no longer in the source
+# are removed, so a renamed module cannot linger in the package.
+file(REMOVE_RECURSE ${OUT}/contrib/ccd)
+file(MAKE_DIRECTORY ${OUT}/contrib/ccd)
+file(GLOB _ccd_contrib ${CCD_CONTRIB}/*.py)
+foreach(_f ${_ccd_contrib})
+  get_filename_component(_name ${_f} NAME)
+  file(COPY_FILE ${_f} ${OUT}/contrib/ccd/${_name})
 endforeach()

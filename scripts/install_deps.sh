@@ -21,6 +21,7 @@ default_packages=(
     python3-numpy
     python3-pytest
     python3-matplotlib
+    python3-h5py    # contrib.ccd.datasets: ann-benchmarks HDF5 files
     python3-dev
     python3-pip
     python3-setuptools

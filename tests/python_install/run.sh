@@ -32,6 +32,8 @@ import sys
 import faiss
 assert faiss.__file__.startswith(sys.argv[1]), faiss.__file__
 assert faiss.PARALLEL_MODE_CCD == 1 << 16
+from faiss.contrib.ccd import datasets, evaluation, loadgen, report
+assert datasets.__file__.startswith(sys.argv[1]), datasets.__file__
 print("installed:", faiss.__file__, "pool:", faiss.ccd.get_default_pool())
 PY
 "$venv_python" "$work/src/examples/python/example.py"

@@ -1,0 +1,250 @@
+"""One report path for every benchmark: JSON in, markdown table and PNG
+plots out.
+
+A report is a dict (and its JSON file) of this shape; every key but
+"benchmark" and "title" may be left out:
+
+    {"benchmark": "serving_py",            # names the files: serving_py.*
+     "title": "...",
+     "run": run_info(...),                 # command, date, commit, machine
+     "notes": ["...", ...],                # bullets under the run's facts
+     "targets": [{"target": "...", "measured": "...", "met": true,
+                  "why": "...", "next": "..."}],
+     "tables": [{"title": "...", "text": "...", "columns": [...],
+                 "rows": [[...], ...]}],
+     "plots": [{"title": "...", "xlabel": "...", "ylabel": "...",
+                "xscale": "linear" | "log" | "log2", "yscale": ...,
+                "series": [{"label": "...", "x": [...], "y": [...]}]}]}
+
+    finish(report, out_dir)   writes <benchmark>.json, .md and .png
+    python3 -m faiss.contrib.ccd.report FILE.json...   the .md and .png of
+                                                       existing JSON files
+
+run_info records the commit (git_commit: "-dirty" when the tree differs
+from it outside benchs/results/), and markdown() puts a warning at the top
+of a report measured on a dirty tree: such figures are not to be quoted.
+"""
+
+import datetime
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+
+def git_commit(path="."):
+    """The short hash of HEAD in the repository holding path, "-dirty" when
+    anything outside benchs/results/ (the benchmarks' own output) differs
+    from it, as benchs/common/run_info.h says it; "unknown" outside a
+    repository."""
+    git = ["git", "-C", str(path)]
+    try:
+        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        changed = subprocess.run(
+            git + ["status", "--porcelain", "--", ":/", ":!/benchs/results"],
+            capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    if head.returncode != 0 or not head.stdout.strip():
+        return "unknown"
+    dirty = changed.returncode != 0 or changed.stdout.strip()
+    return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def run_info(command, repo=".", **extra):
+    """The facts every report starts with; call it before measuring (it
+    takes the load average then) and give the result to finish(), which
+    adds the load after and the wall time."""
+    info = {"command": command,
+            "date": datetime.datetime.now(datetime.timezone.utc)
+            .strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "git_commit": git_commit(repo),
+            "cores": os.cpu_count(),
+            "load_before": load_average(),
+            "started": time.time()}
+    info.update(extra)
+    return info
+
+
+def _cell(v):
+    if isinstance(v, bool):
+        return "yes" if v else "**no**"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "-"
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+            return f"{v:.3g}"
+        return f"{v:.4g}" if abs(v) < 100 else f"{v:.0f}"
+    if v is None:
+        return "-"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(columns, rows):
+    lines = ["| " + " | ".join(_cell(c) for c in columns) + " |",
+             "|" + "---|" * len(columns)]
+    for r in rows:
+        if len(r) != len(columns):
+            raise ValueError(f"row {r!r} has {len(r)} cells for "
+                             f"{len(columns)} columns")
+        lines.append("| " + " | ".join(_cell(c) for c in r) + " |")
+    return lines
+
+
+def validate(report):
+    """Raise ValueError naming the first thing wrong with a report."""
+    if not isinstance(report, dict):
+        raise ValueError("a report is a dict")
+    for key in ("benchmark", "title"):
+        if not isinstance(report.get(key), str) or not report[key]:
+            raise ValueError(f"a report needs a non-empty string {key!r}")
+    if not report["benchmark"].replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"benchmark {report['benchmark']!r} must be a "
+                         "plain file name")
+    for t in report.get("tables", []):
+        _table(t["columns"], t["rows"])
+    for p in report.get("plots", []):
+        for s in p.get("series", []):
+            if len(s["x"]) != len(s["y"]):
+                raise ValueError(f"plot {p.get('title')!r}, series "
+                                 f"{s.get('label')!r}: {len(s['x'])} x for "
+                                 f"{len(s['y'])} y")
+    for t in report.get("targets", []):
+        if "target" not in t or "met" not in t:
+            raise ValueError(f"target {t!r} needs 'target' and 'met'")
+
+
+def markdown(report):
+    """The report as a markdown page."""
+    validate(report)
+    out = [f"# {report['title']}", ""]
+    run = report.get("run", {})
+    if run.get("git_commit", "").endswith("-dirty"):
+        out += ["**Measured on a dirty tree: not a result to quote.**", ""]
+    if run:
+        facts = [("command", f"`{run['command']}`" if "command" in run
+                  else None),
+                 ("date", run.get("date")),
+                 ("commit", run.get("git_commit")),
+                 ("cores", run.get("cores")),
+                 ("load average (1 min)",
+                  f"{run['load_before']:.2f} before, "
+                  f"{run.get('load_after', float('nan')):.2f} after"
+                  if "load_before" in run else None),
+                 ("wall", f"{run['wall_s']:.0f} s" if "wall_s" in run
+                  else None)]
+        skip = {"command", "date", "git_commit", "cores", "load_before",
+                "load_after", "wall_s", "started"}
+        facts += [(k, v) for k, v in run.items() if k not in skip]
+        out += [f"- {k}: {v}" for k, v in facts if v is not None]
+    out += [f"- {n}" for n in report.get("notes", [])]
+    targets = report.get("targets", [])
+    if targets:
+        out += ["", "## Targets", ""]
+        out += _table(["target", "measured", "met", "why, and the next step"],
+                      [[t["target"], t.get("measured"), bool(t["met"]),
+                        " ".join(x for x in (t.get("why"), t.get("next")
+                                             and "Next: " + t["next"]) if x)
+                        if not t["met"] else ""] for t in targets])
+    for t in report.get("tables", []):
+        out += ["", f"## {t.get('title', '')}", ""]
+        if t.get("text"):
+            out += [t["text"], ""]
+        out += _table(t["columns"], t["rows"])
+    return "\n".join(out) + "\n"
+
+
+def plot(report, png):
+    """All of the report's plots in one PNG (up to 3 a row); False if it
+    has none."""
+    validate(report)
+    plots = report.get("plots", [])
+    if not plots:
+        return False
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError("plots need Debian's python3-matplotlib") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    cols = min(3, len(plots))
+    rows = -(-len(plots) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.8 * cols, 4.4 * rows),
+                             squeeze=False)
+    for ax, p in zip(axes.flat, plots):
+        for i, s in enumerate(p.get("series", [])):
+            ax.plot(s["x"], s["y"], marker="o", color=f"C{i % 10}",
+                    label=s.get("label"), linewidth=s.get("width", 1.5))
+        for axis, scale in (("x", p.get("xscale")), ("y", p.get("yscale"))):
+            if scale in ("log", "log2"):
+                getattr(ax, f"set_{axis}scale")(
+                    "log", base=2 if scale == "log2" else 10)
+        ax.set_title(p.get("title", ""), fontsize=10)
+        ax.set_xlabel(p.get("xlabel", ""))
+        ax.set_ylabel(p.get("ylabel", ""))
+        ax.grid(alpha=0.3)
+        if any(s.get("label") for s in p.get("series", [])):
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(plots):]:
+        ax.axis("off")
+    commit = report.get("run", {}).get("git_commit", "?")
+    fig.suptitle(f"{report['title']} (commit {commit})", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def finish(report, out_dir):
+    """Complete the run facts (load after, wall time), then write
+    <out_dir>/<benchmark>.json, .md and (if it has plots) .png. Returns the
+    paths written."""
+    validate(report)
+    run = report.setdefault("run", {})
+    if "started" in run:
+        run["wall_s"] = time.time() - run.pop("started")
+        run["load_after"] = load_average()
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / report["benchmark"]
+    paths = [stem.with_suffix(".json"), stem.with_suffix(".md")]
+    paths[0].write_text(json.dumps(report, indent=1) + "\n")
+    paths[1].write_text(markdown(report))
+    if plot(report, stem.with_suffix(".png")):
+        paths.append(stem.with_suffix(".png"))
+    return paths
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__.split("\n\n")[0], file=sys.stderr)
+        print("usage: python3 -m faiss.contrib.ccd.report FILE.json...",
+              file=sys.stderr)
+        return 2
+    status = 0
+    for name in argv[1:]:
+        path = pathlib.Path(name)
+        try:
+            report = json.loads(path.read_text())
+            path.with_suffix(".md").write_text(markdown(report))
+            plot(report, path.with_suffix(".png"))
+            print(f"report: wrote {path.with_suffix('.md')}")
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"report: {path}: {e}", file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
