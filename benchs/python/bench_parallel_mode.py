@@ -161,7 +161,7 @@ def write_report(out, result):
              f"{result['load_after']:.2f} after",
              f"- data: {result['data']}", f"- index: {result['index']}",
              f"- plan: {result['plan']}",
-             f"- same labels as `faiss` on 500 queries: "
+             "- same labels as `faiss` on 500 queries: "
              + ", ".join(f"{c} {v:.4f}" for c, v in result['agree'].items()),
              ""]
     names = contenders_of(result)
