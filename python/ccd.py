@@ -93,7 +93,8 @@ def _check_params(params, cls):
 # -------------------------------------------------------------------- pool
 
 class Pool:
-    """Pool(topology="auto", policy="ccd", monitor=True, monitor_period=0.5)
+    """Pool(topology="auto", policy="ccd", monitor=True, monitor_period=0.5,
+         fifo_callers=False)
 
     A CCD-aware work-stealing pool (one pinned worker per core of its
     topology) and, unless monitor=False, the monitor that re-maps the keys
@@ -106,6 +107,11 @@ class Pool:
         ("0-3;4-7").
     policy: "ccd" (keys stay on their CCD, steal inside a CCD first),
         "flat" (topology-blind stealing) or "rr" (round robin, no stealing).
+    fifo_callers: admit at most num_workers + 1 searching threads at once,
+        first come, first served; the others wait their turn. With many
+        more client threads than cores this cuts the latency tail (every
+        search finishes in arrival order instead of all sharing the cores)
+        at some throughput (a sleep and a wake-up per waiting search).
 
     pool.runtime is the C++ object (faiss.CcdRuntime) that
     faiss.IndexIVFCCD and faiss.SearchParametersIVFCCD take. The pool stops
@@ -114,7 +120,7 @@ class Pool:
     """
 
     def __init__(self, topology="auto", policy="ccd", monitor=True,
-                 monitor_period=0.5):
+                 monitor_period=0.5, fifo_callers=False):
         if not isinstance(topology, str):
             raise TypeError("topology must be a str such as 'auto' or '4x2'")
         if not isinstance(policy, str):
@@ -127,9 +133,12 @@ class Pool:
         if isinstance(monitor_period, bool) or \
                 not isinstance(monitor_period, numbers.Real):
             raise TypeError("monitor_period must be a number of seconds")
+        if not isinstance(fifo_callers, bool):
+            raise TypeError("fifo_callers must be a bool")
         try:
             self.runtime = faiss.CcdRuntime.make(
-                topology, policy, monitor, float(monitor_period))
+                topology, policy, monitor, float(monitor_period),
+                fifo_callers)
         except RuntimeError as e:
             # std::invalid_argument arrives as "C++ exception <message>".
             raise ValueError(str(e).replace("C++ exception ", "")) from None

@@ -56,10 +56,14 @@ std::shared_ptr<Runtime> make_runtime(
         const std::string& topology,
         const std::string& policy,
         bool monitor,
-        double monitor_period_s) {
+        double monitor_period_s,
+        bool fifo_callers) {
+    PoolOptions pool;
+    pool.fifo_callers = fifo_callers;
     return Runtime::create(RuntimeOptions()
                                    .set_topology(topology)
                                    .set_policy(policy_from_name(policy))
+                                   .set_pool(pool)
                                    .set_monitor(monitor, monitor_period_s));
 }
 

@@ -19,13 +19,14 @@ namespace ccd {
 namespace python {
 
 /// make_runtime: a new Runtime; topology "auto" or a spec, policy "ccd",
-/// "flat" or "rr". Throws std::invalid_argument on a bad spec, policy or
-/// period.
+/// "flat" or "rr"; fifo_callers: PoolOptions::fifo_callers. Throws
+/// std::invalid_argument on a bad spec, policy or period.
 std::shared_ptr<Runtime> make_runtime(
         const std::string& topology,
         const std::string& policy,
         bool monitor,
-        double monitor_period_s);
+        double monitor_period_s,
+        bool fifo_callers);
 
 /// stats_json: a JSON object with the pool's counters (per worker and
 /// totals), steal ratios, tasks per CCD, the mapping epoch and, with a

@@ -44,6 +44,8 @@ def test_auto_topology():
     (dict(monitor_period="0.5"), TypeError),
     (dict(monitor_period=float("nan")), ValueError),
     (dict(monitor_period=-1.0), ValueError),
+    (dict(fifo_callers=1), TypeError),
+    (dict(fifo_callers=None), TypeError),
 ])
 def test_bad_arguments(kwargs, error):
     """Bad arguments raise TypeError or ValueError with a message, never
@@ -90,6 +92,34 @@ def test_stats_after_searches(data):
     monitor = pool.stats()["monitor"]
     assert len(monitor["ccd_traffic"]) == 2
     assert monitor["slow_bytes"] > 0
+
+
+def test_fifo_callers_answers_as_stock(data):
+    """With fifo_callers, searches from more threads than the pool admits
+    at once (num_workers + 1 = 3) wait their turn and still answer as
+    stock FAISS, every one of them."""
+    import threading
+    xb, xq = data
+    pool = faiss.ccd.Pool("2x1", "ccd", fifo_callers=True)
+    index = make_ivf("IVF32,Flat", data=data)
+    D_ref, I_ref = index.search(xq, 10)
+    params = faiss.SearchParametersIVFCCD(nprobe=8, runtime=pool.runtime)
+    before = pool.stats()["callers"]
+    wrong, calls = [], 8 * 20
+
+    def client():
+        for _ in range(20):
+            D, I = index.search(xq, 10, params=params)
+            if not ((D == D_ref).all() and (I == I_ref).all()):
+                wrong.append(1)
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong
+    assert pool.stats()["callers"] - before == calls
 
 
 def test_no_monitor():
