@@ -64,9 +64,16 @@ def exact_knn(xq, xb, k, metric="L2"):
 class CachedGroundTruth(Dataset):
     """A Dataset whose get_groundtruth(k) is exact k-NN on its base,
     computed on first use and cached (see cache_dir). Subclasses set
-    self.name and the sizes, and implement get_database and get_queries."""
+    self.name, the sizes and the arrays self._xb (base) and self._xq
+    (queries), float32 and contiguous."""
 
     name = "dataset"
+
+    def get_database(self):
+        return self._xb
+
+    def get_queries(self):
+        return self._xq
 
     def get_groundtruth(self, k=100):
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) \
@@ -140,12 +147,6 @@ class FashionMNIST(CachedGroundTruth):
         self.d = self._xb.shape[1]
         self.nb, self.nq, self.nt = len(self._xb), len(self._xq), len(self._xb)
 
-    def get_database(self):
-        return self._xb
-
-    def get_queries(self):
-        return self._xq
-
 
 # ------------------------------------------------------ fvecs, bvecs, ivecs
 class Vecs(CachedGroundTruth):
@@ -183,12 +184,6 @@ class Vecs(CachedGroundTruth):
         self._gt = None
         if groundtruth is not None and nb is None:
             self._gt = ivecs_read(groundtruth)[:self.nq]
-
-    def get_database(self):
-        return self._xb
-
-    def get_queries(self):
-        return self._xq
 
     def get_train(self, maxtrain=None):
         if self._xt is None:
@@ -279,11 +274,6 @@ class HDF5(CachedGroundTruth):
         self.d = self._xb.shape[1]
         self.nb, self.nq, self.nt = len(self._xb), len(self._xq), len(self._xb)
 
-    def get_database(self):
-        return self._xb
-
-    def get_queries(self):
-        return self._xq
 
     def get_groundtruth(self, k=100):
         if self._gt is not None and self._gt.shape[1] >= k:
@@ -349,12 +339,6 @@ class SkewedSynthetic(CachedGroundTruth):
         xq = self._centers[blobs] + \
             self.spread * rs.randn(n, self.d).astype("float32")
         return xq.astype("float32")
-
-    def get_database(self):
-        return self._xb
-
-    def get_queries(self):
-        return self._xq
 
 
 def _positive(name, v, maximum=None):

@@ -7,6 +7,12 @@
                                  faiss.contrib.evaluation
     percentiles(latencies_s)     {"p50_ms", "p99_ms", "p999_ms"}
     summary(latencies_s, wall_s, queries)   QPS and ms per query beside them
+    latency_ccdf(latencies_s)    a latency distribution small enough to keep
+                                 in a report and plot (tail included)
+    pool_counters(pool)          a faiss.ccd.Pool's task and steal counters,
+                                 to subtract around a measurement
+    combine_rounds(measured)     one contender's rounds in one scenario:
+                                 median QPS, pooled percentiles, counters
 """
 
 import numpy as np
@@ -69,3 +75,53 @@ def summary(latencies_s, wall_s, queries):
            float("nan")}
     out.update(percentiles(latencies_s))
     return out
+
+
+def latency_ccdf(latencies_s, points=64):
+    """A latency distribution in `points` pairs, for a report to keep and
+    plot on log axes: {"ms": latencies in milliseconds, "slower": the share
+    of calls slower than each}, the shares log-spaced from 1 down to
+    1 / len(latencies_s), so the tail gets as many points as the body.
+    Empty lists for no latencies."""
+    lat = np.asarray(latencies_s, dtype=float)
+    if lat.size == 0:
+        return {"ms": [], "slower": []}
+    if points < 2:
+        raise ValueError(f"points must be at least 2, got {points}")
+    slower = np.logspace(0, -np.log10(lat.size), points) \
+        if lat.size > 1 else np.ones(1)
+    ms = np.quantile(lat, 1 - slower) * 1e3
+    return {"ms": [float(f"{v:.6g}") for v in ms],
+            "slower": [float(f"{v:.6g}") for v in slower]}
+
+
+def pool_counters(pool):
+    """(tasks run, steals inside a CCD, steals across CCDs) of a
+    faiss.ccd.Pool so far: subtract two readings to count what ran
+    between them."""
+    s = pool.stats()
+    return np.array([s["tasks_run"], s["intra_ccd_steals"],
+                     s["cross_ccd_steals"]], dtype=np.int64)
+
+
+def combine_rounds(measured):
+    """Rounds of one contender in one scenario, each (loadgen.Run, pool
+    counters over the run or None): the median round's QPS, percentiles of
+    all latencies pooled (more samples for the tail) and their
+    distribution (latency_ccdf), the counters summed with the cross-CCD
+    share of the steals."""
+    runs = [r for r, _ in measured]
+    lat = np.concatenate([r.latencies_s for r in runs])
+    row = {"qps": float(np.median([r.qps for r in runs])),
+           "queries": int(sum(r.queries for r in runs))}
+    row["ms_per_query"] = 1e3 / row["qps"] if row["qps"] else float("nan")
+    row.update(percentiles(lat))
+    row["latency_ccdf"] = latency_ccdf(lat)
+    counts = [c for _, c in measured if c is not None]
+    if counts:
+        tasks, intra, cross = (int(x) for x in sum(counts))
+        row.update(tasks_run=tasks, intra_ccd_steals=intra,
+                   cross_ccd_steals=cross,
+                   cross_ccd_steal_ratio=cross / (intra + cross)
+                   if intra + cross else None)
+    return row

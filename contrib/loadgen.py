@@ -235,3 +235,16 @@ def open_loop(search, xq, rate_qps, duration_s, senders=64, seed=0,
     done = lat[~np.isnan(lat)]
     return Run(done, end - threads.t0, len(done),
                offered_qps=float(rate_qps))
+
+
+def turns(contenders, rounds, measure):
+    """Contenders taking turns: each round every contender is measured
+    once, the order rotating by round so that none always goes first
+    (after a cold cache) or last (after the others warmed the machine).
+    contenders have a .name; returns {name: [measure(c) per round]}."""
+    out = {c.name: [] for c in contenders}
+    for r in range(rounds):
+        k = r % len(contenders)
+        for c in contenders[k:] + contenders[:k]:
+            out[c.name].append(measure(c))
+    return out

@@ -12,11 +12,16 @@ A report is a dict (and its JSON file) of this shape; every key but
                   "why": "...", "next": "..."}],
      "tables": [{"title": "...", "text": "...", "columns": [...],
                  "rows": [[...], ...]}],
+     "sections": [{"title": "...", "text": "..."}],   # prose, after tables
      "plots": [{"title": "...", "xlabel": "...", "ylabel": "...",
                 "xscale": "linear" | "log" | "log2", "yscale": ...,
-                "series": [{"label": "...", "x": [...], "y": [...]}]}]}
+                "file": "NAME",            # optional: see below
+                "series": [{"label": "...", "x": [...], "y": [...],
+                            "marker": "o" | "", "width": 1.5}]}]}
 
-    finish(report, out_dir)   writes <benchmark>.json, .md and .png
+    finish(report, out_dir)   writes <benchmark>.json, .md and .png (plots
+                              with a "file" go to <benchmark>_<file>.png,
+                              one PNG per name)
     python3 -m faiss.contrib.ccd.report FILE.json...   the .md and .png of
                                                        existing JSON files
 
@@ -114,7 +119,16 @@ def validate(report):
                          "plain file name")
     for t in report.get("tables", []):
         _table(t["columns"], t["rows"])
+    for s in report.get("sections", []):
+        if not isinstance(s, dict) or not isinstance(s.get("title"), str):
+            raise ValueError(f"section {s!r} needs a string 'title'")
     for p in report.get("plots", []):
+        name = p.get("file")
+        if name is not None and (not isinstance(name, str) or not name
+                                 or not name.replace("_", "").replace(
+                                     "-", "").isalnum()):
+            raise ValueError(f"plot {p.get('title')!r}: file {name!r} "
+                             "must be a plain file name")
         for s in p.get("series", []):
             if len(s["x"]) != len(s["y"]):
                 raise ValueError(f"plot {p.get('title')!r}, series "
@@ -162,14 +176,18 @@ def markdown(report):
         if t.get("text"):
             out += [t["text"], ""]
         out += _table(t["columns"], t["rows"])
+    for s in report.get("sections", []):
+        out += ["", f"## {s['title']}", ""]
+        if s.get("text"):
+            out += [s["text"]]
     return "\n".join(out) + "\n"
 
 
-def plot(report, png):
-    """All of the report's plots in one PNG (up to 3 a row); False if it
-    has none."""
+def plot(report, png, file=None):
+    """The report's plots whose "file" is `file` (by default: those
+    without one) in one PNG, up to 3 a row; False if there are none."""
     validate(report)
-    plots = report.get("plots", [])
+    plots = [p for p in report.get("plots", []) if p.get("file") == file]
     if not plots:
         return False
     try:
@@ -184,7 +202,8 @@ def plot(report, png):
                              squeeze=False)
     for ax, p in zip(axes.flat, plots):
         for i, s in enumerate(p.get("series", [])):
-            ax.plot(s["x"], s["y"], marker="o", color=f"C{i % 10}",
+            ax.plot(s["x"], s["y"], marker=s.get("marker", "o") or None,
+                    color=f"C{i % 10}",
                     label=s.get("label"), linewidth=s.get("width", 1.5))
         for axis, scale in (("x", p.get("xscale")), ("y", p.get("yscale"))):
             if scale in ("log", "log2"):
@@ -221,8 +240,24 @@ def finish(report, out_dir):
     paths = [stem.with_suffix(".json"), stem.with_suffix(".md")]
     paths[0].write_text(json.dumps(report, indent=1) + "\n")
     paths[1].write_text(markdown(report))
-    if plot(report, stem.with_suffix(".png")):
-        paths.append(stem.with_suffix(".png"))
+    return paths + plot_files(report, stem)
+
+
+def plot_files(report, stem):
+    """Every PNG of the report: <stem>.png for the plots without a "file",
+    <stem>_<file>.png for each file name, in order of first use. Returns
+    the paths written."""
+    stem = pathlib.Path(stem)
+    names = []
+    for p in report.get("plots", []):
+        if p.get("file") not in names:
+            names.append(p.get("file"))
+    paths = []
+    for name in names:
+        png = stem.with_name(stem.name + (f"_{name}" if name else "") +
+                             ".png")
+        if plot(report, png, name):
+            paths.append(png)
     return paths
 
 
@@ -238,7 +273,7 @@ def main(argv):
         try:
             report = json.loads(path.read_text())
             path.with_suffix(".md").write_text(markdown(report))
-            plot(report, path.with_suffix(".png"))
+            plot_files(report, path.with_suffix(""))
             print(f"report: wrote {path.with_suffix('.md')}")
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"report: {path}: {e}", file=sys.stderr)

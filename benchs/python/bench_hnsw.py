@@ -140,7 +140,10 @@ def load_tables(args, w):
         path = args.indexdir and os.path.join(args.indexdir,
                                               f"table{t:05d}.index")
         if path and os.path.exists(path):
-            index = faiss.downcast_index(faiss.read_index(path))
+            # read_index returns the index downcast and owned;
+            # downcast_index of that temporary would own nothing, and the
+            # index would be freed under it.
+            index = faiss.read_index(path)
             if not isinstance(index, faiss.IndexHNSW) or \
                     index.d != w.d or index.ntotal != w.sizes[t]:
                 raise ValueError(f"{path}: d={index.d}, ntotal="
@@ -165,51 +168,15 @@ def load_tables(args, w):
 
 
 # ------------------------------------------------------------ measurement
-def turns(contenders, rounds, measure):
-    """Each round, every contender in turn (the order rotating by round):
-    {name: [result per round]}."""
-    out = {c.name: [] for c in contenders}
-    for r in range(rounds):
-        k = r % len(contenders)
-        for c in contenders[k:] + contenders[:k]:
-            out[c.name].append(measure(c))
-    return out
-
-
-def steal_counts(pool):
-    s = pool.stats()
-    return np.array([s["tasks_run"], s["intra_ccd_steals"],
-                     s["cross_ccd_steals"]], dtype=np.int64)
-
-
-def combine(measured):
-    """Rounds of one contender in one scenario, (Run, pool counters over
-    the run or None): the median round's QPS, percentiles of all
-    latencies pooled (more samples for the tail), the counters summed."""
-    runs = [r for r, _ in measured]
-    lat = np.concatenate([r.latencies_s for r in runs])
-    row = {"qps": float(np.median([r.qps for r in runs])),
-           "queries": int(sum(r.queries for r in runs))}
-    row["ms_per_query"] = 1e3 / row["qps"] if row["qps"] else float("nan")
-    row.update(evaluation.percentiles(lat))
-    counts = [c for _, c in measured if c is not None]
-    if counts:
-        tasks, intra, cross = (int(x) for x in sum(counts))
-        row.update(tasks_run=tasks, intra_ccd_steals=intra,
-                   cross_ccd_steals=cross,
-                   cross_ccd_steal_ratio=cross / (intra + cross)
-                   if intra + cross else None)
-    return row
-
-
 def scenario(name, contenders, rounds, run_one, pool):
     def measure(c):
-        before = steal_counts(pool) if c.on_pool else None
+        before = evaluation.pool_counters(pool) if c.on_pool else None
         run = run_one(c)
-        return run, None if before is None else steal_counts(pool) - before
+        return run, (None if before is None
+                     else evaluation.pool_counters(pool) - before)
     return {"scenario": name,
-            "results": {n: combine(m) for n, m in
-                        turns(contenders, rounds, measure).items()}}
+            "results": {n: evaluation.combine_rounds(m) for n, m in
+                        loadgen.turns(contenders, rounds, measure).items()}}
 
 
 def recall_rows(w, contenders, gt, k):

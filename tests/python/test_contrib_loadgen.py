@@ -152,3 +152,16 @@ def test_drives_a_real_index_from_threads():
     for i, q in enumerate(xq):
         for I in got[q[None].tobytes()]:
             np.testing.assert_array_equal(I[0], ref[i])
+
+
+def test_turns_rotates_the_order_and_measures_each_once_per_round():
+    class C:
+        def __init__(self, name):
+            self.name = name
+    order = []
+    out = loadgen.turns([C("a"), C("b"), C("c")], 4,
+                        lambda c: order.append(c.name) or len(order))
+    assert "".join(order) == "abc" "bca" "cab" "abc"
+    assert out == {"a": [1, 6, 8, 10], "b": [2, 4, 9, 11],
+                   "c": [3, 5, 7, 12]}
+

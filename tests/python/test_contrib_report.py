@@ -84,3 +84,33 @@ def test_command_line_regenerates(tmp_path):
 
 def test_git_commit_outside_a_repository(tmp_path):
     assert report.git_commit(tmp_path) == "unknown"
+
+
+def test_sections_follow_the_tables():
+    r = sample()
+    r["sections"] = [{"title": "Caveats", "text": "two cores, one L3"}]
+    md = report.markdown(r)
+    assert md.index("## closed loop") < md.index("## Caveats")
+    assert md.endswith("## Caveats\n\ntwo cores, one L3\n")
+    r["sections"] = [{"text": "no title"}]
+    with pytest.raises(ValueError, match="needs a string 'title'"):
+        report.validate(r)
+
+
+def test_plots_with_a_file_get_their_own_png(tmp_path):
+    r = sample()
+    extra = dict(r["plots"][0], title="CDF", file="cdf", xscale="log")
+    extra["series"] = [dict(s, marker="") for s in extra["series"]]
+    r["plots"].append(extra)
+    paths = report.finish(r, tmp_path)
+    assert [p.name for p in paths] == ["toy.json", "toy.md", "toy.png",
+                                       "toy_cdf.png"]
+    for p in paths[2:]:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Only plots with a file: no <benchmark>.png.
+    r["plots"] = [extra]
+    assert [p.name for p in report.plot_files(r, tmp_path / "only")] == \
+        ["only_cdf.png"]
+    r["plots"][0] = dict(extra, file="../up")
+    with pytest.raises(ValueError, match="plain file name"):
+        report.validate(r)

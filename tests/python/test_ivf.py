@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import (assert_same_range_results, assert_same_results,
-                      cached_ivf, make_ivf, run_python, served,
-                      tasks_run)
+                      cached_ivf, make_ivf, run_python, served)
 
 
 def ccd_params(pool, nprobe=8, **kwargs):
