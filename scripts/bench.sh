@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # bench.sh: installs what is missing, builds build/ (Release) and runs the
-# headline benchmark, bench_ivf (IVF search: stock FAISS OpenMP against the
-# pool, on embedded synthetic data and Debian's Fashion-MNIST), writing into
-# benchs/results/; then plots the results. Extra arguments go to bench_ivf
-# (e.g. --quick, --dataset synthetic). The other benchmarks (bench_pool,
-# bench_hnsw, bench_mapping) run the same way from build/benchs/.
+# main job, benchs/python/bench_headline.py: stock FAISS's parallel modes
+# against the CCD mode side by side on IVF (embedded synthetic data and
+# Debian's Fashion-MNIST) and on many HNSW tables, and the monitor under a
+# drifting hot set. Writes benchs/results/headline.* and benchs/RESULTS.md
+# (from a committed tree only). Extra arguments go to bench_headline.py:
+#   ./scripts/bench.sh --quick     # about a minute
+#   ./scripts/bench.sh --full      # wider sweeps, more rounds
+# The C++ benchmarks (bench_ivf, bench_serving, bench_hnsw, bench_pool,
+# bench_mapping) run the same way from build/benchs/ (see the README).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,16 +26,7 @@ cmake -S . -B "$build_dir" \
     -DFAISS_CCD_BUILD_BENCHS=ON
 cmake --build "$build_dir" -j "$jobs"
 
-bench=$build_dir/benchs/bench_ivf
-if [[ ! -x "$bench" ]]; then
-    echo "bench: error: $bench was not built (is benchs/CMakeLists.txt" \
-         "there, and does it define bench_ivf?)" >&2
-    exit 1
-fi
-
-mkdir -p benchs/results
-echo "bench: $bench --out benchs/results $*"
-"$bench" --out benchs/results "$@"
-
-echo "bench: /usr/bin/python3 benchs/plot_results.py benchs/results"
-/usr/bin/python3 benchs/plot_results.py benchs/results
+echo "bench: PYTHONPATH=$build_dir/python /usr/bin/python3" \
+     "benchs/python/bench_headline.py $*"
+PYTHONPATH=$build_dir/python exec /usr/bin/python3 \
+    benchs/python/bench_headline.py "$@"
