@@ -12,7 +12,8 @@ tables, and the monitor following a drifting hot set.
 Steps, each driven through the other scripts' own parse_args() and run()
 (their options, checks and targets stay theirs):
   ivf-synthetic, ivf-fmnist  bench_serving.py on synthetic Zipf blobs and
-      on Fashion-MNIST: contenders "0:1", "0", "1" and "ccd"; closed loops
+      on Fashion-MNIST: contenders "0:1", "0", "1", "ccd" and "ccd-fifo"
+      (the CCD mode on a pool with fifo_callers=True); closed loops
       of 1 and 8 client threads (--full: 1-32), open loops at 50% and 90%
       of stock's highest QPS, batches of 1 and 256.
   hnsw  bench_hnsw.py on Fashion-MNIST split into Zipf-popular tables:
@@ -103,7 +104,8 @@ def serving_argv(step, m, args):
         f"t{maxtrain}.faissindex")
     return ["--db", db, "--indexkey", key, "--searchparams", sp,
             "--k", str(K), "--nq", str(m["nq"]), "--maxtrain", str(maxtrain),
-            "--indexfile", str(indexfile), "--parallel_mode", "0:1,0,1,ccd",
+            "--indexfile", str(indexfile),
+            "--parallel_mode", "0:1,0,1,ccd,ccd-fifo",
             "--clients", join(m["clients"]), "--load", LOADS,
             "--batch", BATCHES, "--duration", str(args.duration),
             "--rounds", str(args.rounds), "--topology", args.topology,
@@ -398,7 +400,9 @@ def to_report(info, results, d, argvs, detected, ccds, drift_topology):
     rep["notes"] += [
         "contenders: stock-pm0-t1 (parallel_mode 0, one OpenMP thread per "
         "client), stock-pm0 and stock-pm1 (all cores), ccd "
-        "(faiss.PARALLEL_MODE_CCD); for HNSW stock is IndexHNSW.search in "
+        "(faiss.PARALLEL_MODE_CCD), ccd-fifo (the same on a pool made with "
+        "fifo_callers=True: callers first come, first served); for HNSW "
+        "stock is IndexHNSW.search in "
         "the client thread, ccd faiss.ccd.HNSWTables",
         "each step's contenders take turns round by round; QPS is the "
         "median round's, percentiles pool every round's calls",
