@@ -20,6 +20,10 @@ the caller; nobody is left waiting.
 Open-loop latency counts from the scheduled arrival, not from when a sender
 got round to it, so a server that falls behind is charged for its queue
 (no coordinated omission); the offered and achieved rates are both kept.
+
+    turns(contenders, rounds, measure)       contenders taking turns
+    add_arguments(parser, clients, load)     a script's "load" options
+    check_arguments(parser, args)            and their validation
 """
 
 import dataclasses
@@ -248,3 +252,47 @@ def turns(contenders, rounds, measure):
         for c in contenders[k:] + contenders[:k]:
             out[c.name].append(measure(c))
     return out
+
+
+# ------------------------------------------------------ command-line options
+def int_list(s):
+    """argparse type: "1,8,32" -> [1, 8, 32]."""
+    return [int(x) for x in s.split(",") if x]
+
+
+def float_list(s):
+    """argparse type: ".5,.9" -> [0.5, 0.9]."""
+    return [float(x) for x in s.split(",") if x]
+
+
+def add_arguments(parser, clients, load, batch=None):
+    """The "load" option group the benchmark scripts share, with these
+    defaults: --clients (closed loop), --load (open loop, fractions of the
+    best stock closed-loop QPS), --batch if `batch` is given, --senders,
+    --duration, --rounds. check_arguments() validates them."""
+    aa = parser.add_argument_group("load").add_argument
+    aa("--clients", type=int_list, default=list(clients),
+       help="closed loop: client threads")
+    aa("--load", type=float_list, default=list(load),
+       help="open loop: fractions of the best stock closed-loop QPS")
+    if batch is not None:
+        aa("--batch", type=int_list, default=list(batch),
+           help="one caller: batch sizes")
+    aa("--senders", type=int, default=64, help="open loop: sender threads")
+    aa("--duration", type=float, default=1.0,
+       help="seconds per contender per scenario per round")
+    aa("--rounds", type=int, default=3)
+
+
+def check_arguments(parser, args):
+    """parser.error() (exit 2, with the message) on a bad load option."""
+    for name in ("rounds", "senders"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    if not args.duration > 0:
+        parser.error("--duration must be positive")
+    if any(n < 1 for n in args.clients + getattr(args, "batch", [])):
+        parser.error("--clients and --batch take positive ints")
+    if any(not 0 < f <= 2 for f in args.load):
+        parser.error("--load takes fractions in (0, 2]")
+

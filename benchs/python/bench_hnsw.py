@@ -398,14 +398,6 @@ def print_table(t):
 
 
 # ------------------------------------------------------------------- main
-def int_list(s):
-    return [int(x) for x in s.split(",") if x]
-
-
-def float_list(s):
-    return [float(x) for x in s.split(",") if x]
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     aa = p.add_argument_group("data").add_argument
@@ -431,15 +423,7 @@ def parse_args(argv):
        help="stock, ccd, ccd-task")
     aa("--topology", default="auto", help="the CCD pool's topology: auto, "
        "NxM or CPU lists")
-    aa = p.add_argument_group("load").add_argument
-    aa("--clients", type=int_list, default=[1, 8, 32],
-       help="closed loop: client threads")
-    aa("--load", type=float_list, default=[0.5, 0.9],
-       help="open loop: fractions of stock's best closed-loop QPS")
-    aa("--senders", type=int, default=64, help="open loop: sender threads")
-    aa("--duration", type=float, default=1.0,
-       help="seconds per contender per scenario per round")
-    aa("--rounds", type=int, default=3)
+    loadgen.add_arguments(p, clients=[1, 8, 32], load=[0.5, 0.9])
     aa = p.add_argument_group("output").add_argument
     aa("--out", default=str(ROOT / "benchs" / "results"))
     aa("--quick", action="store_true", help="smoke run: 12 tables of 6000 "
@@ -450,19 +434,14 @@ def parse_args(argv):
         args.tables, args.nq = min(args.tables, 12), min(args.nq, 300)
         args.load, args.senders = [0.5], min(args.senders, 32)
         args.duration, args.rounds = 0.2, 1
-    for name in ("nq", "k", "rounds", "senders", "tables", "M",
-                 "efConstruction", "efSearch"):
+    for name in ("nq", "k", "tables", "M", "efConstruction", "efSearch"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")
     if args.nb is not None and args.nb < 1:
         p.error("--nb must be at least 1")
-    if args.duration <= 0:
-        p.error("--duration must be positive")
     if not 0 <= args.zipf < float("inf"):
         p.error("--zipf must be finite and >= 0")
-    if any(n < 1 for n in args.clients) or \
-            any(not 0 < f <= 2 for f in args.load):
-        p.error("--clients takes positive ints, --load fractions in (0, 2]")
+    loadgen.check_arguments(p, args)
     return args
 
 

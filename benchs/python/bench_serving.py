@@ -346,14 +346,6 @@ def to_report(out):
 
 
 # ------------------------------------------------------------------- main
-def int_list(s):
-    return [int(x) for x in s.split(",") if x]
-
-
-def float_list(s):
-    return [float(x) for x in s.split(",") if x]
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     aa = p.add_argument_group("data").add_argument
@@ -374,17 +366,9 @@ def parse_args(argv):
        "pool with fifo_callers=True)")
     aa("--topology", default="auto", help="the CCD pool's topology: auto, "
        "NxM or CPU lists")
-    aa = p.add_argument_group("load").add_argument
-    aa("--clients", type=int_list, default=[1, 2, 4, 8, 16],
-       help="closed loop: client threads")
-    aa("--load", type=float_list, default=[0.3, 0.5, 0.7, 0.9],
-       help="open loop: fractions of the best stock closed-loop QPS")
-    aa("--batch", type=int_list, default=[1, 16, 256, 4096],
-       help="one caller: batch sizes")
-    aa("--senders", type=int, default=64, help="open loop: sender threads")
-    aa("--duration", type=float, default=1.0,
-       help="seconds per contender per scenario per round")
-    aa("--rounds", type=int, default=3)
+    loadgen.add_arguments(p, clients=[1, 2, 4, 8, 16],
+                          load=[0.3, 0.5, 0.7, 0.9],
+                          batch=[1, 16, 256, 4096])
     aa = p.add_argument_group("output").add_argument
     aa("--out", default=str(ROOT / "benchs" / "results"))
     aa("--quick", action="store_true", help="smoke run: 300 queries, "
@@ -394,15 +378,10 @@ def parse_args(argv):
         args.nq = min(args.nq, 300)
         args.clients, args.load, args.batch = [1, 8], [0.5], [1, 64]
         args.duration, args.rounds = 0.2, 1
-    for name in ("nq", "k", "rounds", "senders", "maxtrain"):
+    for name in ("nq", "k", "maxtrain"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")
-    if args.duration <= 0:
-        p.error("--duration must be positive")
-    if any(n < 1 for n in args.clients + args.batch) or \
-            any(not 0 < f <= 2 for f in args.load):
-        p.error("--clients and --batch take positive ints, --load "
-                "fractions in (0, 2]")
+    loadgen.check_arguments(p, args)
     return args
 
 

@@ -165,3 +165,27 @@ def test_turns_rotates_the_order_and_measures_each_once_per_round():
     assert out == {"a": [1, 6, 8, 10], "b": [2, 4, 9, 11],
                    "c": [3, 5, 7, 12]}
 
+
+def test_load_arguments_parse_and_refuse_bad_values():
+    import argparse
+
+    def parse(*argv, batch=None):
+        p = argparse.ArgumentParser()
+        loadgen.add_arguments(p, clients=[1, 8], load=[0.5], batch=batch)
+        args = p.parse_args(list(argv))
+        loadgen.check_arguments(p, args)
+        return args
+
+    a = parse("--clients", "2,4", "--load", ".3,.9", batch=[1])
+    assert (a.clients, a.load, a.batch) == ([2, 4], [0.3, 0.9], [1])
+    assert (a.senders, a.duration, a.rounds) == (64, 1.0, 3)
+    assert not hasattr(parse(), "batch")
+    for bad in (["--clients", "0"], ["--load", "3"], ["--load", "0"],
+                ["--duration", "0"], ["--rounds", "0"],
+                ["--senders", "-1"], ["--clients", "x"]):
+        with pytest.raises(SystemExit) as e:
+            parse(*bad)
+        assert e.value.code == 2, bad
+    with pytest.raises(SystemExit):
+        parse("--batch", "0", batch=[1])
+
