@@ -22,6 +22,9 @@ A report is a dict (and its JSON file) of this shape; every key but
     finish(report, out_dir)   writes <benchmark>.json, .md and .png (plots
                               with a "file" go to <benchmark>_<file>.png,
                               one PNG per name)
+    run_script(name, fn, *args)   fn(*args), or None after printing why
+                              on stderr: a benchmark's bad input
+    print_targets(report)     every target, met or MISSED, one a line
     python3 -m faiss.contrib.ccd.report FILE.json...   the .md and .png of
                                                        existing JSON files
 
@@ -259,6 +262,25 @@ def plot_files(report, stem):
         if plot(report, png, name):
             paths.append(png)
     return paths
+
+
+def run_script(name, fn, *args):
+    """fn(*args) for a benchmark script called `name`; on bad input
+    (ValueError, a missing file or module, or FAISS's own RuntimeError,
+    "C++ exception" stripped) prints "name: message" on stderr and returns
+    None, for the script to exit with status 2."""
+    try:
+        return fn(*args)
+    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
+        print(f"{name}: {str(e).replace('C++ exception ', '')}",
+              file=sys.stderr)
+        return None
+
+
+def print_targets(report):
+    for t in report.get("targets", []):
+        print(("met   " if t["met"] else "MISSED") +
+              f" {t['target']}: {t['measured']}")
 
 
 def main(argv):

@@ -599,12 +599,8 @@ def run(args):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        rep = run(args)
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        # RuntimeError: FAISS's own complaint, "C++ exception" stripped.
-        print(f"bench_headline.py: {str(e).replace('C++ exception ', '')}",
-              file=sys.stderr)
+    rep = report.run_script("bench_headline.py", run, args)
+    if rep is None:
         return 2
     for t in rep["tables"]:
         print_table(t["title"], t["columns"], t["rows"],
@@ -630,9 +626,7 @@ def main(argv):
         md.write_text(results_md(rep, md,
                                  [p for p in paths if p.suffix == ".png"]))
         print(f"wrote {md}")
-    for t in rep["targets"]:
-        print(("met   " if t["met"] else "MISSED") +
-              f" {t['target']}: {t['measured']}")
+    report.print_targets(rep)
     hnsw = [t for t in rep["targets"]
             if t["target"].startswith("HNSW") and "answers" in t["target"]]
     if hnsw and not hnsw[0]["met"]:

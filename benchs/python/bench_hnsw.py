@@ -447,12 +447,8 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        out = run(args)
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        # RuntimeError: FAISS's own complaint, "C++ exception" stripped.
-        print(f"bench_hnsw.py: {str(e).replace('C++ exception ', '')}",
-              file=sys.stderr)
+    out = report.run_script("bench_hnsw.py", run, args)
+    if out is None:
         return 2
     rep = to_report(out)
     for t in rep["tables"]:
@@ -460,9 +456,7 @@ def main(argv):
     print()
     for path in report.finish(rep, args.out):
         print(f"wrote {path}")
-    for t in rep["targets"]:
-        print(("met   " if t["met"] else "MISSED") +
-              f" {t['target']}: {t['measured']}")
+    report.print_targets(rep)
     if not rep["targets"][0]["met"]:
         print("bench_hnsw.py: FAILED: labels differ from "
               "IndexHNSW.search's", file=sys.stderr)

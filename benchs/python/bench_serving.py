@@ -387,20 +387,15 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        out = run(args)
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        # RuntimeError: FAISS's own complaint (a bad --indexkey or
-        # --searchparams), "C++ exception" stripped.
-        print(f"bench_serving.py: {str(e).replace('C++ exception ', '')}",
-              file=sys.stderr)
+    # RuntimeError: FAISS's own complaint (a bad --indexkey or
+    # --searchparams).
+    out = report.run_script("bench_serving.py", run, args)
+    if out is None:
         return 2
     rep = to_report(out)
     for path in report.finish(rep, args.out):
         print(f"wrote {path}")
-    for t in rep["targets"]:
-        print(("met   " if t["met"] else "MISSED") +
-              f" {t['target']}: {t['measured']}")
+    report.print_targets(rep)
     return 0
 
 
