@@ -29,6 +29,16 @@ case "$mode" in
     *) echo "run.sh: mode must be stock or ccd" >&2; exit 2 ;;
 esac
 
+# OpenBLAS on one thread, in both modes. FAISS's TSEL.IVFFSQ compares
+# IndexIVF::search (mode 0: one quantizer call per OpenMP slice, each
+# inside the parallel region) with ivflib::search_with_parameters (one call
+# for the batch, outside it) bit for bit. With OpenBLAS's own threads the
+# two calls split the GEMM differently, and on an AMD EPYC host (Dec 4) a
+# last-bit difference flipped a result: the stock run failed every time,
+# and passed with OPENBLAS_NUM_THREADS=1 or OMP_NUM_THREADS=1. The CCD mode
+# holds OpenBLAS to one thread anyway (hold_blas_to_one_thread).
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+
 # exceptions SUITE: the test ids ccd_mode_exceptions.txt lists for SUITE.
 exceptions() {
     [[ $mode == ccd ]] || return 0
