@@ -25,6 +25,7 @@ A report is a dict (and its JSON file) of this shape; every key but
     run_script(name, fn, *args)   fn(*args), or None after printing why
                               on stderr: a benchmark's bad input
     print_targets(report)     every target, met or MISSED, one a line
+    print_table(table, left)  one of a report's tables on the terminal
     python3 -m faiss.contrib.ccd.report FILE.json...   the .md and .png of
                                                        existing JSON files
 
@@ -275,6 +276,20 @@ def run_script(name, fn, *args):
         print(f"{name}: {str(e).replace('C++ exception ', '')}",
               file=sys.stderr)
         return None
+
+
+def print_table(table, left=2):
+    """A report's table (title, columns, rows) as aligned text: the first
+    `left` columns to the left, the others (numbers) to the right, floats
+    with three decimals."""
+    cells = [[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row]
+             for row in [table["columns"]] + table["rows"]]
+    widths = [max(len(row[i]) for row in cells)
+              for i in range(len(cells[0]))]
+    print(f"\n{table['title']}")
+    for row in cells:
+        print("  ".join(c.ljust(w) if i < left else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(row, widths))))
 
 
 def print_targets(report):

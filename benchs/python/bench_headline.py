@@ -43,10 +43,8 @@ import shlex
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
-import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -56,6 +54,7 @@ from faiss.contrib.ccd import datasets, report           # noqa: E402
 
 import bench_hnsw                                        # noqa: E402
 import bench_serving                                     # noqa: E402
+import headline_drift                                    # noqa: E402
 
 ROOT = HERE.parents[1]
 STEPS = ("ivf-synthetic", "ivf-fmnist", "hnsw", "drift")
@@ -135,78 +134,6 @@ def drive(module, script, argv):
     return out
 
 
-def drift(m, args, say):
-    """The synthetic IVF index searched in the CCD mode on an emulated
-    topology while the queries' hot set moves every phase; pool.stats()
-    sampled every 0.25 s."""
-    sargs = bench_serving.parse_args(serving_argv("ivf-synthetic", m, args))
-    ds = datasets.by_name(sargs.db, nq=sargs.nq)
-    index = bench_serving.load_index(sargs, ds)   # the cached index
-    bench_serving.ivf_of(index)
-    pool = faiss.ccd.Pool(topology=args.drift_topology, monitor=True,
-                          monitor_period=0.25)
-    params = faiss.SearchParametersIVFCCD(
-        nprobe=m["nprobe"], runtime=pool.runtime, helpers=1)
-    phases, per_phase, batch, clients = m["drift_phases"], 1000, 8, 2
-    phase_s = m["drift_s"] / phases
-    trace = ds.query_trace(phases * per_phase, hot_rotate_every=per_phase)
-    stop, errors, served = threading.Event(), [], [0] * clients
-    say(f"{pool.topology()}; the hot set moves every {phase_s:.1f} s, "
-        f"{m['drift_s']:.0f} s")
-
-    def client(c):
-        i = c * batch
-        try:
-            while not stop.is_set():
-                p = min(int((time.perf_counter() - t0) / phase_s),
-                        phases - 1)
-                j = p * per_phase + i % (per_phase - batch)
-                index.search(trace[j:j + batch], K, params=params)
-                served[c] += batch
-                i += clients * batch
-        except BaseException as e:          # re-raised below
-            errors.append(e)
-            stop.set()
-
-    def sample():
-        s = pool.stats()
-        mon = s["monitor"] or {}
-        return {"t": time.perf_counter() - t0, "queries": sum(served),
-                "tasks_per_ccd": s["tasks_run_per_ccd"],
-                "traffic_per_ccd": mon.get("ccd_traffic", []),
-                "imbalance": mon.get("imbalance"),
-                "remaps": mon.get("remaps", 0), "epoch": s["epoch"],
-                "intra_ccd_steals": s["intra_ccd_steals"],
-                "cross_ccd_steals": s["cross_ccd_steals"]}
-
-    t0 = time.perf_counter()
-    samples = [sample()]
-    threads = [threading.Thread(target=client, args=(c,), daemon=True)
-               for c in range(clients)]
-    for th in threads:
-        th.start()
-    while not stop.is_set() and samples[-1]["t"] < m["drift_s"]:
-        stop.wait(max(0.0, 0.25 * len(samples) -
-                      (time.perf_counter() - t0)))
-        samples.append(sample())
-    stop.set()
-    for th in threads:
-        th.join()
-    if errors:
-        raise errors[0]
-    first, last = samples[0], samples[-1]
-    intra = last["intra_ccd_steals"] - first["intra_ccd_steals"]
-    cross = last["cross_ccd_steals"] - first["cross_ccd_steals"]
-    return {"topology": pool.topology(), "nprobe": m["nprobe"], "k": K,
-            "data": str(ds), "index": sargs.indexkey, "clients": clients,
-            "batch": batch, "phases": phases, "phase_s": phase_s,
-            "remaps": last["remaps"] - first["remaps"],
-            "steals": intra + cross, "cross_ccd_steals": cross,
-            "qps": last["queries"] / last["t"],
-            "cross_ccd_steal_ratio": cross / (intra + cross)
-            if intra + cross else None, "samples": samples}
-
-
 # ---------------------------------------------------------------- tables
 WORKLOAD = {"ivf-synthetic": "IVF synthetic", "ivf-fmnist": "IVF fmnist",
             "hnsw": "HNSW fmnist"}
@@ -248,40 +175,6 @@ def accuracy_rows(name, out):
     return [[WORKLOAD[name], r["contender"], f"{r['R@1']:.3f}",
              f"{r[f'R@{K}']:.3f}", f"{r['same_labels']:.2%}"]
             for r in recall]
-
-
-def drift_rows(d):
-    """One row per phase of the drift step: its QPS, the share of tasks
-    each CCD ran, the monitor's window traffic per CCD at its end, the
-    imbalance and the re-maps so far."""
-    rows, s = [], d["samples"]
-    for p in range(d["phases"]):
-        lo, hi = p * d["phase_s"], (p + 1) * d["phase_s"]
-        inside = [x for x in s if lo <= x["t"] <= hi + 1e-9]
-        a = max((x for x in s if x["t"] <= lo), key=lambda x: x["t"],
-                default=s[0])
-        b = inside[-1] if inside else a
-        dt = b["t"] - a["t"]
-        tasks = np.subtract(b["tasks_per_ccd"], a["tasks_per_ccd"])
-        share = " / ".join(f"{t / tasks.sum():.0%}" for t in tasks) \
-            if tasks.sum() else "-"
-        rows.append([p, f"{a['t']:.1f}-{b['t']:.1f}",
-                     round((b["queries"] - a["queries"]) / dt) if dt else 0,
-                     share, " / ".join(f"{t / 1e6:.1f}"
-                                       for t in b["traffic_per_ccd"]),
-                     f"{b['imbalance']:.2f}" if b["imbalance"] else "-",
-                     b["remaps"] - s[0]["remaps"]])
-    return rows
-
-
-def print_table(title, columns, rows, left=3):
-    cells = [columns] + rows
-    widths = [max(len(str(r[i])) for r in cells)
-              for i in range(len(columns))]
-    print(f"\n{title}")
-    for r in cells:
-        print("  ".join(str(c).ljust(w) if i < left else str(c).rjust(w)
-                        for i, (c, w) in enumerate(zip(r, widths))))
 
 
 # ----------------------------------------------------------------- plots
@@ -327,30 +220,7 @@ def plots(results, d):
                      "y": [s["results"][n]["p99_ms"] for s in opened]}
                     for n in names]})
     if d:
-        s = d["samples"]
-        t = [x["t"] for x in s[1:]]
-        nccd = len(s[0]["tasks_per_ccd"])
-        rate = [[(b["tasks_per_ccd"][c] - a["tasks_per_ccd"][c]) /
-                 (b["t"] - a["t"]) for a, b in zip(s, s[1:])]
-                for c in range(nccd)]
-        moves = f"hot set moves every {d['phase_s']:.1f} s"
-        out += [
-            {"file": "drift", "title": f"tasks run per CCD ({moves})",
-             "xlabel": "s", "ylabel": "tasks / s", "series": [
-                 {"label": f"ccd{c}", "marker": "", "x": t, "y": rate[c]}
-                 for c in range(nccd)]},
-            {"file": "drift", "title": "monitor: traffic per CCD, "
-             "fast window", "xlabel": "s", "ylabel": "MB", "series": [
-                 {"label": f"ccd{c}", "marker": "", "x": t,
-                  "y": [x["traffic_per_ccd"][c] / 1e6 if
-                        x["traffic_per_ccd"] else 0 for x in s[1:]]}
-                 for c in range(nccd)]},
-            {"file": "drift", "title": "monitor: imbalance and re-maps",
-             "xlabel": "s", "series": [
-                 {"label": "imbalance (max / mean)", "marker": "", "x": t,
-                  "y": [x["imbalance"] or 1.0 for x in s[1:]]},
-                 {"label": "re-maps", "marker": "", "x": t,
-                  "y": [x["remaps"] - s[0]["remaps"] for x in s[1:]]}]}]
+        out += headline_drift.plots(d)
     return out
 
 
@@ -423,8 +293,9 @@ def to_report(info, results, d, argvs, detected, ccds, drift_topology):
     if d:
         rep["tables"].append({
             "title": "Drift: the monitor following a moving hot set",
-            "text": drift_text(d),
-            "columns": DRIFT_COLUMNS, "rows": drift_rows(d)})
+            "text": headline_drift.text(d),
+            "columns": headline_drift.COLUMNS,
+            "rows": headline_drift.rows(d)})
     rep["sections"].append({"title": "Commands", "text": "\n".join(
         [f"This run: `{argvs[0]}`", "",
          "Each step alone, with the same data, index and load (the drift "
@@ -438,28 +309,9 @@ def to_report(info, results, d, argvs, detected, ccds, drift_topology):
     return rep
 
 
-def drift_text(d):
-    ratio = d["cross_ccd_steal_ratio"]
-    top = max((x["imbalance"] or 1.0) for x in d["samples"])
-    return (
-        f"{d['data']}, {d['index']} nprobe {d['nprobe']}, searched in the "
-        f"CCD mode by {d['clients']} client threads in batches of "
-        f"{d['batch']} on a pool of topology {d['topology']}: emulated "
-        "CCDs that share this machine's caches, so this shows what the "
-        "monitor does, not what it buys. The hot set moves every "
-        f"{d['phase_s']:.1f} s. {d['remaps']} re-maps, highest imbalance "
-        f"{top:.2f} (max over mean per-CCD traffic in the monitor's fast "
-        "window; MonitorConfig re-maps past 1.2, over 10 s, by default; "
-        "faiss.ccd.Pool does not expose either), "
-        f"{d['qps']:.0f} QPS; {d['cross_ccd_steals']} of "
-        f"{d['steals']} steals crossed CCDs"
-        + ("" if ratio is None else f" ({ratio:.0%})") + ".")
-
-
 COLUMNS = ["workload", "scenario", "contender", "QPS", "P50 ms", "P99 ms",
            "P999 ms", f"R@{K}", "cross-CCD", "QPS / best stock"]
-DRIFT_COLUMNS = ["phase", "s", "QPS", "tasks per CCD",
-                 "window traffic per CCD, MB", "imbalance", "re-maps"]
+
 
 
 def changed_paths(root):
@@ -581,7 +433,8 @@ def run(args):
                   f"{time.time() - t0:.0f} s)", flush=True)
         if step == "drift":
             say("emulated CCDs, the monitor under a moving hot set")
-            d = drift(m, args, say)
+            d = headline_drift.run(bench_serving.parse_args(
+                serving_argv("ivf-synthetic", m, args)), m, args, say)
             say(f"{d['remaps']} re-maps, {d['qps']:.0f} QPS")
             continue
         if step == "hnsw":
@@ -603,8 +456,7 @@ def main(argv):
     if rep is None:
         return 2
     for t in rep["tables"]:
-        print_table(t["title"], t["columns"], t["rows"],
-                    left=3 if t["columns"] is COLUMNS else 2)
+        report.print_table(t, left=3 if t["columns"] is COLUMNS else 2)
         if t.get("text"):
             print(textwrap.fill(t["text"], 79))
     print()

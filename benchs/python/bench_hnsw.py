@@ -387,16 +387,6 @@ def to_report(out):
     return r
 
 
-def print_table(t):
-    cells = [[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row]
-             for row in [t["columns"]] + t["rows"]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    print(f"\n{t['title']}")
-    for row in cells:
-        print("  ".join(c.ljust(wd) if i < 2 else c.rjust(wd)
-                        for i, (c, wd) in enumerate(zip(row, widths))))
-
-
 # ------------------------------------------------------------------- main
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -452,7 +442,7 @@ def main(argv):
         return 2
     rep = to_report(out)
     for t in rep["tables"]:
-        print_table(t)
+        report.print_table(t)
     print()
     for path in report.finish(rep, args.out):
         print(f"wrote {path}")

@@ -114,3 +114,11 @@ def test_plots_with_a_file_get_their_own_png(tmp_path):
     r["plots"][0] = dict(extra, file="../up")
     with pytest.raises(ValueError, match="plain file name"):
         report.validate(r)
+
+
+def test_print_table_aligns_text_left_and_numbers_right(capsys):
+    report.print_table({"title": "T", "columns": ["name", "QPS"],
+                        "rows": [["ccd", 12.5], ["stock-pm1", 7]]}, left=1)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["", "T", "name          QPS",
+                     "ccd        12.500", "stock-pm1       7"]
