@@ -15,6 +15,8 @@ A report is a dict (and its JSON file) of this shape; every key but
      "sections": [{"title": "...", "text": "..."}],   # prose, after tables
      "plots": [{"title": "...", "xlabel": "...", "ylabel": "...",
                 "xscale": "linear" | "log" | "log2", "yscale": ...,
+                "kind": "line" | "bar",    # bar: x indexes "categories"
+                "categories": ["...", ...],  # a bar plot's x labels
                 "file": "NAME",            # optional: see below
                 "series": [{"label": "...", "x": [...], "y": [...],
                             "marker": "o" | "", "width": 1.5}]}]}
@@ -133,7 +135,15 @@ def validate(report):
                                      "-", "").isalnum()):
             raise ValueError(f"plot {p.get('title')!r}: file {name!r} "
                              "must be a plain file name")
+        if p.get("kind", "line") not in ("line", "bar"):
+            raise ValueError(f"plot {p.get('title')!r}: kind must be "
+                             "'line' or 'bar'")
         for s in p.get("series", []):
+            if p.get("kind") == "bar" and not all(
+                    isinstance(x, int) and
+                    0 <= x < len(p.get("categories", [])) for x in s["x"]):
+                raise ValueError(f"plot {p.get('title')!r}: a bar's x must "
+                                 "index its 'categories'")
             if len(s["x"]) != len(s["y"]):
                 raise ValueError(f"plot {p.get('title')!r}, series "
                                  f"{s.get('label')!r}: {len(s['x'])} x for "
@@ -205,8 +215,20 @@ def plot(report, png, file=None):
     fig, axes = plt.subplots(rows, cols, figsize=(5.8 * cols, 4.4 * rows),
                              squeeze=False)
     for ax, p in zip(axes.flat, plots):
-        for i, s in enumerate(p.get("series", [])):
-            ax.plot(s["x"], s["y"], marker=s.get("marker", "o") or None,
+        series = p.get("series", [])
+        if p.get("kind") == "bar":
+            # Grouped bars: series i's bar for x sits beside the others'.
+            width = 0.8 / max(1, len(series))
+            for i, s in enumerate(series):
+                ax.bar([x + (i - (len(series) - 1) / 2) * width
+                        for x in s["x"]],
+                       [math.nan if y is None else y for y in s["y"]],
+                       width, color=f"C{i % 10}", label=s.get("label"))
+            ax.set_xticks(range(len(p["categories"])))
+            ax.set_xticklabels(p["categories"], rotation=20, fontsize=8)
+        for i, s in enumerate(series if p.get("kind") != "bar" else []):
+            ax.plot(s["x"], [math.nan if y is None else y for y in s["y"]],
+                    marker=s.get("marker", "o") or None,
                     color=f"C{i % 10}",
                     label=s.get("label"), linewidth=s.get("width", 1.5))
         for axis, scale in (("x", p.get("xscale")), ("y", p.get("yscale"))):

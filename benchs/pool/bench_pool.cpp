@@ -15,14 +15,15 @@
  *       (~10^6 tasks with --quick, ~10^6 and ~10^7 by default).
  * Every run is checked: each task ran exactly once (count and key sum).
  *
- * Writes DIR/pool.json (every number) and DIR/pool.md (tables, targets),
- * and prints the markdown. benchs/plot_results.py draws DIR/pool.png.
+ * Writes DIR/pool.json (every number, as tables, plots and targets) and
+ * prints the targets; scripts/report.sh DIR/pool.json renders its markdown
+ * and plots.
  * Exit status: 0, or 1 when an exactly-once check failed (a missed
  * performance target is reported, not an error), 2 on bad arguments.
  */
 
 #include "contender.h"
-#include "options.h"
+#include "plan.h"
 #include "results.h"
 #include "workload.h"
 
@@ -33,13 +34,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
-#include "common/run_info.h"
+#include "common/options.h"
 
 #ifndef BENCH_SOURCE_DIR
 #define BENCH_SOURCE_DIR "."
@@ -60,11 +58,11 @@ const std::vector<std::string> kContenders =
 /// Bench: one run of every scenario; fills `results`.
 class Bench {
    public:
-    Bench(const Options& options, const Topology& topology)
-            : plan_(make_plan(options)),
+    Bench(const Options& options, int reps, const Topology& topology)
+            : plan_(make_plan(options.quick, reps)),
               topology_(topology),
               hw_(std::max(1u, std::thread::hardware_concurrency())) {
-        r_.run.begin(options.command, options.quick);
+        r_.run.begin(options.command(), options.quick);
         r_.run.topology = topology.describe();
         r_.run.topology_note = topology.note();
         r_.tasks_per_submitter = plan_.tasks_per_submitter;
@@ -419,7 +417,7 @@ class Bench {
             }
             const double serial_ns = 1e9 / serial->median_rate;
             Target vs_mutex;
-            vs_mutex.name = std::string(pool) + " tree >= 5x mutex-queue";
+            vs_mutex.target = std::string(pool) + " tree >= 5x mutex-queue";
             const double rm = p->median_rate / mutex->median_rate;
             vs_mutex.met = rm >= 5.0;
             vs_mutex.measured = fmt("%.2fx", rm) + tree_size +
@@ -437,7 +435,7 @@ class Bench {
             r_.targets.push_back(vs_mutex);
 
             Target vs_tbb;
-            vs_tbb.name = std::string(pool) + " tree >= 1.0x tbb";
+            vs_tbb.target = std::string(pool) + " tree >= 1.0x tbb";
             const double rt = p->median_rate / tbb->median_rate;
             vs_tbb.met = rt >= 1.0;
             vs_tbb.measured = fmt("%.2fx", rt) + tree_size +
@@ -457,7 +455,7 @@ class Bench {
                 continue;
             }
             Target t;
-            t.name = std::string(pool) +
+            t.target = std::string(pool) +
                     " median submit-to-start <= 2 us to a parked worker";
             t.met = parked->p50_us <= 2.0;
             t.measured = fmt("P50 %.2f us", parked->p50_us) + " (" +
@@ -497,53 +495,42 @@ class Bench {
     Results r_;
 };
 
-bool write_file(const std::filesystem::path& path, const std::string& text) {
-    // Write beside, then rename: a reader never sees half a file.
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream f(tmp);
-        f << text;
-        if (!f.good()) {
-            return false;
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    return !ec;
-}
-
 int main_impl(int argc, char** argv) {
-    Options options;
-    if (!parse_args(argc, argv, &options)) {
-        usage(argv[0]);
+    Options options(
+            "bench_pool",
+            "the pool against a mutex queue, OpenMP tasks and oneTBB");
+    int reps = -1;
+    std::string topology_spec = "auto";
+    options.add(
+            "reps",
+            &reps,
+            "N",
+            "repetitions of every measurement (default: 5, 3 for the "
+            "10^7-task tree; --quick: 3)");
+    options.add(
+            "topology",
+            &topology_spec,
+            "SPEC",
+            "pool topology: auto, NxM or CPU lists (auto: "
+            "FAISS_CCD_TOPOLOGY, else hwloc)");
+    if (!options.parse(argc, argv)) {
+        return options.help_asked() ? 0 : 2;
+    }
+    if (reps == 0 || reps < -1) {
+        fprintf(stderr, "bench_pool: --reps wants a positive number\n");
         return 2;
     }
-    const Topology topology = options.topology.empty()
-            ? Topology::from_string("auto")
-            : Topology::from_string(options.topology);
-    printf("command: %s\n", options.command.c_str());
+    const Topology topology = Topology::from_string(topology_spec);
+    printf("command: %s\n", options.command().c_str());
     printf("topology: %s\n", topology.describe().c_str()); // note included
     fflush(stdout);
 
-    const Results results = Bench(options, topology).run();
-
-    const std::filesystem::path dir(options.out);
-    std::filesystem::create_directories(dir);
-    const std::string markdown = to_markdown(results);
-    const bool ok = write_file(dir / "pool.json", to_json(results)) &&
-            write_file(dir / "pool.md", markdown);
-    printf("\n%s\n", markdown.c_str());
-    if (!ok) {
-        fprintf(stderr,
-                "bench_pool: cannot write into %s\n",
-                options.out.c_str());
+    const Results results = Bench(options, reps, topology).run();
+    const Report report = to_report(results);
+    print_report(report);
+    if (!write_report(report, options.out)) {
         return 1;
     }
-    printf("wrote %s/pool.json and %s/pool.md; plot with: "
-           "/usr/bin/python3 benchs/plot_results.py %s\n",
-           options.out.c_str(),
-           options.out.c_str(),
-           options.out.c_str());
     return results.failures.empty() ? 0 : 1;
 }
 

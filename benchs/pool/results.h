@@ -1,13 +1,13 @@
 /**
- * results.h: what one bench_pool run measured, and the two renderings of
- * it: JSON (every number) and a short markdown report (tables + targets).
+ * results.h: what one bench_pool run measured, and its report (tables,
+ * plots and targets in contrib/report.py's schema: common/report.h).
  */
 
 #pragma once
 
 #include <faiss/ccd_scheduler/PoolStats.h>
 
-#include "common/run_info.h"
+#include "common/report.h"
 
 #include <cstdint>
 #include <string>
@@ -51,14 +51,6 @@ struct TreeRow {
     PoolCounters counters;
 };
 
-/// Target: one of the goals, judged on this run.
-struct Target {
-    std::string name;     ///< e.g. "pool-ccd tree >= 5x mutex-queue"
-    std::string measured; ///< e.g. "3.1x (10000000-task tree)"
-    bool met = false;
-    std::string why; ///< for a miss: what the numbers say about the cause
-};
-
 struct Results {
     RunInfo run;
 
@@ -85,7 +77,7 @@ struct Results {
     double seconds = 0;                ///< the whole run
 };
 
-std::string to_json(const Results& r);
-std::string to_markdown(const Results& r);
+/// to_report: every number of the run, as tables, plots and targets.
+Report to_report(const Results& r);
 
 } // namespace bench

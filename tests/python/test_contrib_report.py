@@ -122,3 +122,28 @@ def test_print_table_aligns_text_left_and_numbers_right(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["", "T", "name          QPS",
                      "ccd        12.500", "stock-pm1       7"]
+
+
+def test_bar_plots_index_their_categories(tmp_path):
+    r = sample()
+    r["plots"] = [{"title": "latency", "kind": "bar",
+                   "categories": ["pool", "tbb", "omp"],
+                   "series": [{"label": "P50", "x": [0, 1, 2],
+                               "y": [1.5, None, 3]},
+                              {"label": "P99", "x": [0, 2], "y": [4, 9]}]}]
+    paths = report.finish(r, tmp_path)
+    assert (tmp_path / "toy.png") in paths
+    r["plots"][0]["series"][1]["x"] = [0, 3]
+    with pytest.raises(ValueError, match="index its 'categories'"):
+        report.validate(r)
+    r["plots"][0]["kind"] = "pie"
+    with pytest.raises(ValueError, match="kind must be"):
+        report.validate(r)
+
+
+def test_cpp_nulls_render_as_dashes():
+    r = sample()
+    r["tables"][0]["rows"].append([32, None])
+    r["plots"][0]["series"][0]["y"] = [None, 2000]
+    assert "| 32 | - |" in report.markdown(r)
+    report.plot(r, "/dev/null")
