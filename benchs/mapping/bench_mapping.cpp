@@ -18,9 +18,10 @@
  *       cost of record() and of placement lookups (costs.h); target: the
  *       monitor costs <= 3% of a task.
  *
- * Writes DIR/mapping.json (every number, per-second series included) and
- * DIR/mapping.md (tables, targets), and prints the markdown.
- * benchs/plot_mapping.py draws DIR/mapping.png. Exit status: 0; 1 when a
+ * Writes DIR/mapping.json (every number, per-second series included, as
+ * tables, plots and targets) and prints the tables and targets;
+ * scripts/report.sh DIR/mapping.json renders its markdown and plots.
+ * Exit status: 0; 1 when a
  * consistency check failed (a lost task or record, bytes that do not add
  * up; a missed performance target is reported, not an error); 2 on bad
  * arguments.
@@ -31,19 +32,10 @@
 #include <faiss/ccd_scheduler/Topology.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <exception>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
-#include "common/run_info.h"
-
-#ifndef BENCH_SOURCE_DIR
-#define BENCH_SOURCE_DIR "."
-#endif
+#include "common/options.h"
 
 namespace bench {
 namespace mapping {
@@ -53,9 +45,9 @@ namespace {
 
 using faiss::ccd::Topology;
 
-Plan make_plan(const Options& o) {
+Plan make_plan(bool quick, int seconds) {
     Plan p;
-    if (o.quick) {
+    if (quick) {
         p.drift.seconds = 20;
         p.drift.accesses_per_s = 20000;
         p.build.runs = 5;
@@ -70,59 +62,33 @@ Plan make_plan(const Options& o) {
         p.submit.rounds = 100;
         p.submit.queries_per_rep = 200;
     }
-    if (o.seconds > 0) {
-        p.drift.seconds = o.seconds;
+    if (seconds > 0) {
+        p.drift.seconds = seconds;
     }
     return p;
 }
 
-void usage(const char* argv0) {
-    fprintf(stderr,
-            "usage: %s [--out DIR] [--quick] [--seconds N]\n"
-            "  --out DIR     results directory (default benchs/results)\n"
-            "  --quick       small run, < 30 s (smoke test)\n"
-            "  --seconds N   simulated seconds of the drifting workload\n"
-            "                (default 120; --quick: 20)\n"
-            "The submit-path part uses FAISS_CCD_TOPOLOGY, else hwloc.\n",
-            argv0);
-}
-
-bool parse_args(int argc, char** argv, Options* o) {
-    o->command = command_line(argc, argv);
-    for (int i = 1; i < argc; i++) {
-        const std::string a = argv[i];
-        const bool has_value = i + 1 < argc;
-        if (a == "--quick") {
-            o->quick = true;
-        } else if (a == "--out" && has_value) {
-            o->out = argv[++i];
-        } else if (a == "--seconds" && has_value) {
-            o->seconds = atoi(argv[++i]);
-            if (o->seconds <= 0) {
-                fprintf(stderr,
-                        "bench_mapping: --seconds wants a positive number\n");
-                return false;
-            }
-        } else {
-            if (a != "--help" && a != "-h") {
-                fprintf(stderr,
-                        "bench_mapping: bad argument '%s'\n",
-                        a.c_str());
-            }
-            return false;
-        }
-    }
-    return true;
-}
-
 int main_impl(int argc, char** argv) {
-    Run run;
-    if (!parse_args(argc, argv, &run.options)) {
-        usage(argv[0]);
+    Options options(
+            "bench_mapping",
+            "placement under a drifting workload, and its costs");
+    int seconds = -1;
+    options.add(
+            "seconds",
+            &seconds,
+            "N",
+            "simulated seconds of the drifting workload (default 120; "
+            "--quick: 20)");
+    if (!options.parse(argc, argv)) {
+        return options.help_asked() ? 0 : 2;
+    }
+    if (seconds == 0 || seconds < -1) {
+        fprintf(stderr, "bench_mapping: --seconds wants a positive number\n");
         return 2;
     }
-    run.plan = make_plan(run.options);
-    run.info.begin(run.options.command, run.options.quick);
+    Run run;
+    run.plan = make_plan(options.quick, seconds);
+    run.info.begin(options.command(), options.quick);
     const Topology submit_topology = Topology::from_string("auto");
     run.info.topology = submit_topology.describe();
     run.info.topology_note = submit_topology.note();
@@ -146,15 +112,11 @@ int main_impl(int argc, char** argv) {
     run.info.end();
     run.targets = make_targets(run);
 
-    const std::string md = to_markdown(run);
-    std::cout << md << std::flush;
-    std::filesystem::create_directories(run.options.out);
-    const std::filesystem::path dir(run.options.out);
-    std::ofstream(dir / "mapping.json") << to_json(run);
-    std::ofstream(dir / "mapping.md") << md;
-    fprintf(stderr,
-            "bench_mapping: wrote %s/mapping.{json,md}\n",
-            run.options.out.c_str());
+    const Report report = to_report(run);
+    print_report(report);
+    if (!write_report(report, options.out)) {
+        return 1;
+    }
     if (!run.consistent) {
         fprintf(stderr, "bench_mapping: a consistency check FAILED\n");
         return 1;
