@@ -54,13 +54,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-#include "common/run_info.h"
+#include "common/options.h"
 
 namespace bench {
 using namespace bench;
@@ -80,7 +78,8 @@ using faiss::ccd::Topology;
 using idx_t = faiss::Index::idx_t;
 using Clock = std::chrono::steady_clock;
 
-struct Options {
+/// Settings: the run, as the command line sets it.
+struct Settings {
     bool quick = false;
     bool full = false;
     double seconds = 4;
@@ -91,81 +90,52 @@ struct Options {
     int k = 10;
     /// V2's cross_ccd_threshold; -1 = the workers per CCD.
     int64_t threshold = -1;
-    std::string out = std::string(BENCH_SOURCE_DIR) + "/benchs/results";
+    std::string out;
     WorkloadConfig workload;
     std::string command;
 };
 
-void usage() {
-    fprintf(stderr,
-            "usage: bench_hnsw [--quick] [--full] [--scale S] [--tables N]\n"
-            "         [--seconds T] [--warmup T] [--clients 1,8,32]\n"
-            "         [--topologies auto,4x2,12x8] [--zipf S] [--ef N]\n"
-            "         [--k N] [--threshold N] [--cache DIR] [--out DIR]\n");
-}
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream in(s);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        if (!item.empty()) {
-            out.push_back(item);
-        }
-    }
-    return out;
-}
-
-bool parse_args(int argc, char** argv, Options* o) {
+/// parse_args: the command line into `o`; false (after the usage or the
+/// reason) on --help or a bad argument.
+bool parse_args(int argc, char** argv, Settings* o, bool* help) {
+    Options options(
+            "bench_hnsw",
+            "many co-located HNSW tables, one query per task, Zipf clients");
+    double scale = -1;
     o->workload.cache_dir = std::string(BENCH_BINARY_DIR) + "/hnsw_cache";
-    o->command = command_line(argc, argv);
-    bool scale_given = false;
-    for (int i = 1; i < argc; i++) {
-        const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                throw std::invalid_argument(a + " needs a value");
-            }
-            return argv[++i];
-        };
-        if (a == "--quick") {
-            o->quick = true;
-        } else if (a == "--full") {
-            o->full = true;
-        } else if (a == "--scale") {
-            o->workload.scale = std::stod(next());
-            scale_given = true;
-        } else if (a == "--tables") {
-            o->workload.num_tables = std::stoi(next());
-        } else if (a == "--seconds") {
-            o->seconds = std::stod(next());
-        } else if (a == "--warmup") {
-            o->warmup = std::stod(next());
-        } else if (a == "--clients") {
-            o->clients.clear();
-            for (const auto& c : split(next())) {
-                o->clients.push_back(std::stoi(c));
-            }
-        } else if (a == "--topologies") {
-            o->topologies = split(next());
-        } else if (a == "--zipf") {
-            o->zipf = std::stod(next());
-        } else if (a == "--ef") {
-            o->workload.ef_search = std::stoi(next());
-        } else if (a == "--k") {
-            o->k = std::stoi(next());
-        } else if (a == "--threshold") {
-            o->threshold = std::stoll(next());
-        } else if (a == "--cache") {
-            o->workload.cache_dir = next();
-        } else if (a == "--out") {
-            o->out = next();
-        } else {
-            if (a != "--help" && a != "-h") {
-                fprintf(stderr, "bench_hnsw: bad argument '%s'\n", a.c_str());
-            }
-            return false;
-        }
+    options.flag("full", &o->full, "the issue's 5K-100K tables (hours)");
+    options.add("scale", &scale, "S", "table sizes times S (default 0.05)");
+    options.add("tables", &o->workload.num_tables, "N", "tables (60)");
+    options.add("seconds", &o->seconds, "T", "measured seconds per run (4)");
+    options.add("warmup", &o->warmup, "T", "warm-up seconds per run (1)");
+    options.add("clients", &o->clients, "LIST", "client counts (1,8,32)");
+    options.add(
+            "topologies",
+            &o->topologies,
+            "LIST",
+            "pool topologies (auto,4x2,12x8)");
+    options.add("zipf", &o->zipf, "S", "Zipf exponent of the tables (1.0)");
+    options.add("ef", &o->workload.ef_search, "N", "efSearch (32)");
+    options.add("k", &o->k, "N", "neighbours (10)");
+    options.add(
+            "threshold",
+            &o->threshold,
+            "N",
+            "V2's cross-CCD threshold (-1: the workers per CCD)");
+    options.add(
+            "cache",
+            &o->workload.cache_dir,
+            "DIR",
+            "built tables cached here (default: the build tree)");
+    if (!options.parse(argc, argv)) {
+        *help = options.help_asked();
+        return false;
+    }
+    o->quick = options.quick;
+    o->out = options.out;
+    o->command = options.command();
+    if (scale > 0) {
+        o->workload.scale = scale;
     }
     if (o->full) {
         o->workload.scale = 1.0;
@@ -180,7 +150,7 @@ bool parse_args(int argc, char** argv, Options* o) {
         o->workload.dims = {32, 48, 64};
         o->workload.fashion_mnist = false;
         o->workload.cache_dir = "";
-        if (!scale_given) {
+        if (scale <= 0) {
             o->workload.scale = 1.0;
         }
         o->workload.queries_per_table = 50;
@@ -189,7 +159,20 @@ bool parse_args(int argc, char** argv, Options* o) {
         o->clients = {8};
         o->topologies = {"auto", "4x2"};
     }
-    return !o->clients.empty() && !o->topologies.empty() && o->seconds > 0;
+    for (int c : o->clients) {
+        if (c <= 0) {
+            fprintf(stderr, "bench_hnsw: --clients wants positive counts\n");
+            return false;
+        }
+    }
+    if (o->workload.num_tables <= 0 || o->seconds <= 0 || o->warmup < 0 ||
+        o->k <= 0 || o->workload.ef_search <= 0) {
+        fprintf(stderr,
+                "bench_hnsw: --tables, --seconds, --k and --ef want "
+                "positive values\n");
+        return false;
+    }
+    return true;
 }
 
 /// Contender: a pool policy and whether the placement monitor and the
@@ -208,7 +191,7 @@ using SearchFn = std::function<void(int, int, int, float*, idx_t*)>;
 /// seconds; latencies of queries started and finished inside the window.
 /// `on_window(begin)` runs at the window's start (true) and end (false).
 void closed_loop(
-        const Options& o,
+        const Settings& o,
         const std::vector<QueryStream>& streams,
         int clients,
         const SearchFn& search,
@@ -272,7 +255,7 @@ void closed_loop(
 }
 
 struct Bench {
-    Options o;
+    Settings o;
     Workload w;
     std::vector<int> ranking;
     std::vector<double> weights;
@@ -439,9 +422,9 @@ struct Bench {
 
 int main_impl(int argc, char** argv) {
     Bench b;
-    if (!parse_args(argc, argv, &b.o)) {
-        usage();
-        return 2;
+    bool help = false;
+    if (!parse_args(argc, argv, &b.o, &help)) {
+        return help ? 0 : 2;
     }
     b.res.run.begin(b.o.command, b.o.quick);
     fprintf(stderr,
@@ -499,18 +482,10 @@ int main_impl(int argc, char** argv) {
     res.tables = b.w.info;
     res.weights = b.weights;
     const std::vector<Target> targets = judge(res);
-    make_dirs(b.o.out);
-    std::ofstream(b.o.out + "/hnsw.json") << to_json(res, targets);
-    std::ofstream(b.o.out + "/hnsw.md") << to_markdown(res, targets);
-    fprintf(stderr,
-            "bench_hnsw: wrote %s/hnsw.json and hnsw.md\n",
-            b.o.out.c_str());
-    for (const Target& t : targets) {
-        fprintf(stderr,
-                "  %-6s %s: %s\n",
-                t.judged ? (t.met ? "met" : "MISSED") : "n/a",
-                t.name.c_str(),
-                t.measured.c_str());
+    const Report report = to_report(res, targets);
+    print_report(report);
+    if (!write_report(report, b.o.out)) {
+        return 1;
     }
     for (const std::string& f : b.failures) {
         fprintf(stderr, "bench_hnsw: FAILED: %s\n", f.c_str());

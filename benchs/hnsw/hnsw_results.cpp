@@ -1,11 +1,8 @@
 #include "hnsw/hnsw_results.h"
 
-#include "common/json_writer.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <sstream>
 #include <thread>
 
 namespace bench {
@@ -79,7 +76,7 @@ std::vector<Target> judge(const Results& res) {
                 ? a->workers / a->workers_per_ccd
                 : a->workers;
         Target qps;
-        qps.name = "V2-auto QPS >= 0.97x stock (" + where + ")";
+        qps.target = "V2-auto QPS >= 0.97x stock (" + where + ")";
         const double qr = a->qps / std::max(1.0, stock->qps);
         qps.measured = fmt("%.2fx (%.0f vs %.0f q/s)", qr, a->qps, stock->qps);
         qps.met = qr >= 0.97;
@@ -93,7 +90,7 @@ std::vector<Target> judge(const Results& res) {
         }
         targets.push_back(qps);
         Target tail;
-        tail.name = "V2-auto P999 <= stock's (" + where + ")";
+        tail.target = "V2-auto P999 <= stock's (" + where + ")";
         const double tr = a->p999_us / std::max(1e-9, stock->p999_us);
         tail.measured =
                 fmt("%.2fx (%.0f vs %.0f us)", tr, a->p999_us, stock->p999_us);
@@ -123,7 +120,7 @@ std::vector<Target> judge(const Results& res) {
                             "decides who runs, and no CCD has an L3 of its own"
                     : real_topology_note(*v2);
             Target qps;
-            qps.name = "V2 QPS >= 1.2x V0 (" + where + ")";
+            qps.target = "V2 QPS >= 1.2x V0 (" + where + ")";
             const double qr = v2->qps / std::max(1.0, v0->qps);
             qps.measured =
                     fmt("%.2fx (%.0f vs %.0f q/s)", qr, v2->qps, v0->qps);
@@ -143,7 +140,7 @@ std::vector<Target> judge(const Results& res) {
             targets.push_back(qps);
 
             Target tail;
-            tail.name = "V2 P999 <= 0.5x V0 (" + where + ")";
+            tail.target = "V2 P999 <= 0.5x V0 (" + where + ")";
             const double tr = v2->p999_us / std::max(1e-9, v0->p999_us);
             tail.measured =
                     fmt("%.2fx (%.0f vs %.0f us)",
@@ -161,7 +158,7 @@ std::vector<Target> judge(const Results& res) {
             targets.push_back(tail);
 
             Target steal;
-            steal.name =
+            steal.target =
                     "V2 cross-CCD steal ratio <= 10% where V1's is far "
                     "higher (>= 25%) (" +
                     where + ")";
@@ -169,12 +166,11 @@ std::vector<Target> judge(const Results& res) {
                     fmt("V2 %.1f%%, V1 %.1f%%",
                         100 * v2->cross_ratio,
                         100 * v1->cross_ratio);
-            if (v2->workers_per_ccd <= 1) {
-                steal.judged = false;
-                steal.why =
-                        "one worker per CCD: every steal is cross-CCD by "
-                        "definition, so the ratio is 100% whenever "
-                        "anything is stolen";
+            if (v2->workers_per_ccd <= 1 ||
+                v2->workers <= v2->workers_per_ccd) {
+                // Not judged: with one worker per CCD every steal is a
+                // cross-CCD steal, and with one CCD none is.
+                continue;
             } else {
                 steal.met = v2->cross_ratio <= 0.10 && v1->cross_ratio >= 0.25;
                 if (!steal.met) {
@@ -203,223 +199,221 @@ std::vector<Target> judge(const Results& res) {
     return targets;
 }
 
-std::string to_json(const Results& res, const std::vector<Target>& targets) {
-    JsonWriter j;
-    j.begin_object();
-    j.field("benchmark", "bench_hnsw");
-    res.run.write_json(j);
-    j.field("note", res.note)
-            .field("scale", res.workload.scale)
-            .field("M", res.workload.M)
-            .field("ef_construction", res.workload.ef_construction)
-            .field("ef_search", res.workload.ef_search)
-            .field("k", res.k)
-            .field("zipf", res.zipf)
-            .field("warmup_s", res.warmup)
-            .field("seconds_per_run", res.seconds)
-            .field("v2_threshold", res.threshold)
-            .field("checked_queries", uint64_t(res.checked));
-    j.key("clients").value(res.clients);
-    j.key("topologies").value(res.topologies);
-    j.key("tables").begin_array();
-    for (int t = 0; t < int(res.tables.size()); t++) {
-        const TableInfo& i = res.tables[t];
-        j.begin_object()
-                .field("id", t)
-                .field("name", i.name)
-                .field("codec", i.codec)
-                .field("d", i.d)
-                .field("n", int64_t(i.n))
-                .field("query_share", res.weights[t])
-                .field("from_cache", i.from_cache)
-                .field("build_s", i.build_s)
-                .end_object();
-    }
-    j.end_array();
-    j.key("runs").begin_array();
-    for (const Run& r : res.runs) {
-        j.begin_object()
-                .field("contender", r.contender)
-                .field("topology", r.topology)
-                .field("topology_desc", r.topology_desc)
-                .field("workers", r.workers)
-                .field("clients", r.clients)
-                .field("queries", r.queries)
-                .field("seconds", r.seconds)
-                .field("qps", r.qps)
-                .field("p50_us", r.p50_us)
-                .field("p99_us", r.p99_us)
-                .field("p999_us", r.p999_us)
-                .field("mean_us", r.mean_us);
-        if (r.has_pool) {
-            j.field("tasks", r.tasks)
-                    .field("intra_ccd_steals", r.intra_steals)
-                    .field("cross_ccd_steals", r.cross_steals)
-                    .field("cross_ccd_steal_ratio", r.cross_ratio)
-                    .field("parks", r.parks)
-                    .field("tasks_per_ccd", r.tasks_per_ccd)
-                    .field("remaps", uint64_t(r.remaps));
+namespace {
+
+/// runs_table: every run with `clients` clients, V0-relative columns.
+Table runs_table(const Results& res, int c) {
+    Table t;
+    t.title = std::to_string(c) + " clients";
+    t.columns = {
+            "topology",
+            "workers",
+            "contender",
+            "QPS",
+            "vs V0",
+            "P50",
+            "P99",
+            "P999",
+            "P999 vs V0",
+            "mean",
+            "intra steals",
+            "cross steals",
+            "cross ratio %",
+            "CCD imbalance",
+            "remaps",
+            "tasks per CCD"};
+    for (const std::string& topo : res.topologies) {
+        const Run* v0 = find_run(res.runs, "V0", topo, c);
+        for (const char* name : {"V0", "V1", "V2", "V2-hash", "V2-auto"}) {
+            const Run* r = find_run(res.runs, name, topo, c);
+            if (!r) {
+                continue;
+            }
+            std::string per_ccd;
+            for (uint64_t v : r->tasks_per_ccd) {
+                per_ccd += (per_ccd.empty() ? "" : " ") + std::to_string(v);
+            }
+            t.rows.push_back(
+                    {topo == "auto" ? "real" : topo,
+                     r->workers,
+                     name,
+                     r->qps,
+                     v0 ? r->qps / v0->qps : NAN,
+                     r->p50_us,
+                     r->p99_us,
+                     r->p999_us,
+                     v0 ? r->p999_us / v0->p999_us : NAN,
+                     r->mean_us,
+                     r->intra_steals,
+                     r->cross_steals,
+                     100 * r->cross_ratio,
+                     ccd_imbalance(r->tasks_per_ccd),
+                     int64_t(r->remaps),
+                     per_ccd});
         }
-        j.end_object();
     }
-    j.end_array();
-    j.key("targets").begin_array();
-    for (const Target& t : targets) {
-        j.begin_object()
-                .field("name", t.name)
-                .field("measured", t.measured)
-                .field("judged", t.judged)
-                .field("met", t.met)
-                .field("why", t.why)
-                .end_object();
+    if (const Run* s = find_run(res.runs, "stock", "-", c)) {
+        t.rows.push_back(
+                {"-",
+                 s->workers,
+                 "stock",
+                 s->qps,
+                 NAN,
+                 s->p50_us,
+                 s->p99_us,
+                 s->p999_us,
+                 NAN,
+                 s->mean_us,
+                 NAN,
+                 NAN,
+                 NAN,
+                 NAN,
+                 NAN,
+                 ""});
     }
-    j.end_array();
-    j.key("failures").value(res.failures);
-    j.end_object();
-    return j.str();
+    return t;
 }
 
-std::string to_markdown(
-        const Results& res,
-        const std::vector<Target>& targets) {
-    std::ostringstream m;
-    m << "# bench_hnsw\n\n";
-    m << res.run.markdown();
-    m << "- answers checked against IndexHNSW::search for the first "
-      << res.checked << " queries of every contender: "
-      << (res.failures.empty() ? "all equal" : "FAILED") << "\n\n";
+/// by_topology: one bar group per topology, a bar per contender.
+Plot by_topology(const Results& res, int c, const char* key) {
+    const bool qps = std::string(key) == "qps";
+    Plot p{std::to_string(c) + " clients: " + (qps ? "QPS" : "P999 (us)"),
+           "",
+           qps ? "queries/s" : "us"};
+    p.kind = "bar";
+    for (const std::string& topo : res.topologies) {
+        p.categories.push_back(topo == "auto" ? "real" : topo);
+    }
+    for (const char* name : {"V0", "V1", "V2", "V2-hash", "V2-auto"}) {
+        Series s{name, {}, {}};
+        for (size_t i = 0; i < res.topologies.size(); i++) {
+            if (const Run* r = find_run(res.runs, name, res.topologies[i], c)) {
+                s.x.push_back(double(i));
+                s.y.push_back(qps ? r->qps : r->p999_us);
+            }
+        }
+        p.series.push_back(s);
+    }
+    return p;
+}
 
-    m << "## Workload\n\n";
+} // namespace
+
+Report to_report(const Results& res, const std::vector<Target>& targets) {
+    Report rep;
+    rep.benchmark = "hnsw";
+    rep.title = "bench_hnsw: many HNSW tables on one pool";
+    rep.run = res.run;
+    rep.targets = targets;
+    rep.notes.push_back(
+            "answers checked against IndexHNSW::search for the first " +
+            std::to_string(res.checked) + " queries of every contender: " +
+            (res.failures.empty() ? "all equal" : "FAILED"));
+    for (const std::string& f : res.failures) {
+        rep.notes.push_back("FAILURE: " + f);
+    }
     int64_t min_n = INT64_MAX, max_n = 0, total = 0;
-    int min_d = INT32_MAX, max_d = 0;
-    int sq8 = 0;
-    for (const TableInfo& i : res.tables) {
+    int min_d = INT32_MAX, max_d = 0, sq8 = 0;
+    Table tables;
+    tables.title = "Tables";
+    tables.columns = {
+            "id",
+            "name",
+            "codec",
+            "d",
+            "n",
+            "query share",
+            "from cache",
+            "build s"};
+    for (size_t t = 0; t < res.tables.size(); t++) {
+        const TableInfo& i = res.tables[t];
         min_n = std::min(min_n, i.n);
         max_n = std::max(max_n, i.n);
         total += i.n;
         min_d = std::min(min_d, i.d);
         max_d = std::max(max_d, i.d);
         sq8 += i.codec == "SQ8";
+        tables.rows.push_back(
+                {int(t),
+                 i.name,
+                 i.codec,
+                 i.d,
+                 int64_t(i.n),
+                 res.weights[t],
+                 Cell::flag(i.from_cache),
+                 i.build_s});
     }
-    m << "- " << int(res.tables.size()) << " tables, " << min_n << " to "
-      << max_n << " vectors (" << total << " in all), d " << min_d << " to "
-      << max_d << "; " << sq8 << " HNSW" << res.workload.M
-      << ",SQ8, the others HNSW" << res.workload.M << " (flat); efConstruction "
-      << res.workload.ef_construction << ", efSearch " << res.workload.ef_search
-      << ", k " << res.k << "\n";
-    if (res.workload.scale != 1.0) {
-        m << "- **sizes scaled**: the issue's " << res.workload.min_size << "-"
-          << res.workload.max_size << " vectors times " << res.workload.scale
-          << " (building the full set takes hours on 2 shared cores); "
-             "`--full` builds the full sizes\n";
+    const WorkloadConfig& w = res.workload;
+    rep.notes.push_back(
+            std::to_string(res.tables.size()) + " tables, " +
+            std::to_string(min_n) + " to " + std::to_string(max_n) +
+            " vectors (" + std::to_string(total) + " in all), d " +
+            std::to_string(min_d) + " to " + std::to_string(max_d) + "; " +
+            std::to_string(sq8) + " HNSW" + std::to_string(w.M) +
+            ",SQ8, the others HNSW" + std::to_string(w.M) +
+            " (flat); efConstruction " + std::to_string(w.ef_construction) +
+            ", efSearch " + std::to_string(w.ef_search) + ", k " +
+            std::to_string(res.k));
+    if (w.scale != 1.0) {
+        rep.notes.push_back(
+                "sizes scaled: the issue's " + std::to_string(w.min_size) +
+                "-" + std::to_string(w.max_size) + " vectors times " +
+                fmt("%g", w.scale) +
+                " (building the full set takes hours on 2 shared cores); "
+                "--full builds the full sizes");
     }
     if (!res.note.empty()) {
-        m << "- " << res.note << "\n";
-    } else if (res.workload.fashion_mnist) {
-        m << "- table 0 is Fashion-MNIST (" << res.tables[0].n
-          << " training images, d " << res.tables[0].d
-          << "; queries: test images)\n";
+        rep.notes.push_back(res.note);
     }
-    {
-        std::vector<double> shares(res.weights);
-        std::sort(shares.rbegin(), shares.rend());
-        double top5 = 0;
-        for (size_t i = 0; i < std::min<size_t>(5, shares.size()); i++) {
-            top5 += shares[i];
-        }
-        m << "- queries: Zipf s=" << res.zipf
-          << " over a random ranking of the tables (hottest "
-          << fmt("%.1f%%, top five %.1f%%", 100 * shares[0], 100 * top5)
-          << "); closed loop, one query per call; "
-          << fmt("%.1f s warm-up, %.1f s measured per run",
-                 res.warmup,
-                 res.seconds)
-          << "\n\n";
+    std::vector<double> shares(res.weights);
+    std::sort(shares.rbegin(), shares.rend());
+    double top5 = 0;
+    for (size_t i = 0; i < std::min<size_t>(5, shares.size()); i++) {
+        top5 += shares[i];
     }
-
-    m << "## Contenders\n\n"
-      << "- V0: HNSWTables on a `round_robin` pool (no stealing): the "
-         "production baseline\n"
-      << "- V1: HNSWTables on a `flat_steal` pool (topology-blind random "
-         "stealing)\n"
-      << "- V2: HNSWTables on a `ccd` pool: table -> CCD by "
-         "MappingId(table, 0), placed by the traffic Monitor (hot-cold "
-         "placement of the bytes queries report; windows 2 s / 8 s, "
-         "0.25 s buckets, ticks every 0.1 s, placed during the warm-up); "
-         "steal inside the CCD first; cross-CCD only from a CCD whose "
-         "backlog reaches "
-      << (res.threshold >= 0 ? std::to_string(res.threshold)
-                             : std::string("its number of workers"))
-      << "\n"
-      << "- V2-hash: ablation, the `ccd` pool as constructed: hash "
-         "placement, no monitor, cross-CCD threshold 1\n"
-      << "- V2-auto: V2 with HNSWTables' default hand_off (-1): a query "
-         "moves to its table's CCD only when its client runs on another "
-         "CCD (one CCD: every query in its client thread); V0-V2-hash "
-         "force one task per query (hand_off 1)\n"
-      << "- stock: IndexHNSW::search of one query in each client thread, "
-         "OpenMP at one thread (no pool; topology-independent)\n\n";
-
-    m << "## Results\n\n"
-      << "Latencies are per query, as the client sees them, in us. Steals: "
-         "over the measured window; cross = cross-CCD steals / all steals. "
-         "CCD imbalance: max over mean of the tasks each CCD ran.\n\n";
-    for (int c : res.clients) {
-        m << "### " << c << " clients\n\n";
-        m << "| topology | contender | QPS | vs V0 | P50 | P99 | P999 | "
-             "P999 vs V0 | intra steals | cross steals | cross ratio | CCD "
-             "imbalance | remaps |\n";
-        m << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-             "---:|\n";
-        for (const std::string& topo : res.topologies) {
-            const Run* v0 = find_run(res.runs, "V0", topo, c);
-            for (const char* name : {"V0", "V1", "V2", "V2-hash", "V2-auto"}) {
-                const Run* r = find_run(res.runs, name, topo, c);
-                if (!r) {
-                    continue;
-                }
-                m << "| " << (topo == "auto" ? "real" : topo) << " ("
-                  << r->workers << "w) | " << name << " | "
-                  << fmt("%.0f", r->qps) << " | "
-                  << fmt("%.2fx", v0 ? r->qps / v0->qps : 0) << " | "
-                  << fmt("%.0f", r->p50_us) << " | " << fmt("%.0f", r->p99_us)
-                  << " | " << fmt("%.0f", r->p999_us) << " | "
-                  << fmt("%.2fx", v0 ? r->p999_us / v0->p999_us : 0) << " | "
-                  << r->intra_steals << " | " << r->cross_steals << " | "
-                  << fmt("%.1f%%", 100 * r->cross_ratio) << " | "
-                  << fmt("%.2f", ccd_imbalance(r->tasks_per_ccd)) << " | "
-                  << r->remaps << " |\n";
-            }
-        }
-        if (const Run* s = find_run(res.runs, "stock", "-", c)) {
-            m << "| - | stock | " << fmt("%.0f", s->qps) << " | | "
-              << fmt("%.0f", s->p50_us) << " | " << fmt("%.0f", s->p99_us)
-              << " | " << fmt("%.0f", s->p999_us) << " | | | | | | |\n";
-        }
-        m << "\n";
-    }
-    m << "Topologies: ";
+    rep.notes.push_back(
+            "queries: Zipf s=" + fmt("%g", res.zipf) +
+            " over a random ranking of the tables (hottest " +
+            fmt("%.1f%%, top five %.1f%%", 100 * shares[0], 100 * top5) +
+            "); closed loop, one query per call; " +
+            fmt("%.1f s warm-up, %.1f s measured per run",
+                res.warmup,
+                res.seconds));
+    rep.notes.push_back(
+            "V0: HNSWTables on a round_robin pool (no stealing), the "
+            "production baseline. V1: a flat_steal pool (topology-blind "
+            "stealing). V2: a ccd pool, table -> CCD by MappingId(table, 0), "
+            "placed by the traffic Monitor (windows 2 s / 8 s, 0.25 s "
+            "buckets, ticks every 0.1 s, placed during the warm-up); steal "
+            "inside the CCD first; cross-CCD only from a CCD whose backlog "
+            "reaches " +
+            (res.threshold >= 0 ? std::to_string(res.threshold)
+                                : std::string("its number of workers")) +
+            ". V2-hash: the ccd pool as constructed (hash placement, no "
+            "monitor, threshold 1). V2-auto: V2 with HNSWTables' default "
+            "hand_off (-1): a query moves to its table's CCD only when its "
+            "client runs on another CCD; V0-V2-hash force a task per query. "
+            "stock: IndexHNSW::search of one query in each client thread, "
+            "OpenMP at one thread (no pool).");
+    std::string topologies = "topologies: ";
     for (const Run& r : res.runs) {
         if (r.contender == "V2" && r.clients == res.clients.front()) {
-            m << "`" << r.topology << "` = " << r.topology_desc << "; ";
+            topologies += r.topology + " = " + r.topology_desc + "; ";
         }
     }
-    m << "\n\n## Targets\n\n";
-    for (const Target& t : targets) {
-        m << "- " << (t.judged ? (t.met ? "met" : "MISSED") : "n/a") << ": "
-          << t.name << ": " << t.measured;
-        if (!t.why.empty()) {
-            m << ". " << t.why;
-        }
-        m << "\n";
+    rep.notes.push_back(topologies);
+    for (int c : res.clients) {
+        Table t = runs_table(res, c);
+        t.text = "Latencies per query as the client sees them, us. Steals "
+                 "over the measured window; cross ratio = cross-CCD steals / "
+                 "all steals; CCD imbalance = max over mean of the tasks each "
+                 "CCD ran.";
+        rep.tables.push_back(t);
+        rep.plots.push_back(by_topology(res, c, "qps"));
+        rep.plots.push_back(by_topology(res, c, "p999_us"));
     }
-    if (!res.failures.empty()) {
-        m << "\n## Failures\n\n";
-        for (const std::string& f : res.failures) {
-            m << "- " << f << "\n";
-        }
-    }
-    return m.str();
+    rep.tables.push_back(tables);
+    return rep;
 }
 
 } // namespace bench

@@ -1,12 +1,11 @@
 /**
  * hnsw_results.h: what one bench_hnsw run measured, the issue's targets
- * judged on it, and its two renderings: JSON (every number) and markdown
- * (tables, targets).
+ * judged on it, and its report (common/report.h).
  */
 
 #pragma once
 
-#include "common/run_info.h"
+#include "common/report.h"
 #include "hnsw/hnsw_workload.h"
 
 #include <faiss/ccd_scheduler/PoolStats.h>
@@ -37,15 +36,6 @@ struct Run {
     size_t remaps = 0; ///< placements the monitor published (V2)
 };
 
-/// Target: one of the goals, judged on this run.
-struct Target {
-    std::string name;
-    std::string measured;
-    bool judged = true; ///< false: not applicable on this topology
-    bool met = false;
-    std::string why; ///< for a miss: what the numbers say about the cause
-};
-
 struct Results {
     RunInfo run;      ///< topology: the real one (runs also use emulated ones)
     std::string note; ///< from the workload (e.g. no Fashion-MNIST)
@@ -67,10 +57,10 @@ struct Results {
 
 /// judge: the targets, per topology and client count: V2 QPS >= 1.2x V0,
 /// V2 P999 <= 0.5x V0, V2 cross-CCD steal ratio <= 10% with V1's >= 25%
-/// (not judged with one worker per CCD).
+/// (not judged, and left out, with one worker per CCD or one CCD).
 std::vector<Target> judge(const Results& res);
 
-std::string to_json(const Results& res, const std::vector<Target>& targets);
-std::string to_markdown(const Results& res, const std::vector<Target>& targets);
+/// to_report: every run, table and target.
+Report to_report(const Results& res, const std::vector<Target>& targets);
 
 } // namespace bench
