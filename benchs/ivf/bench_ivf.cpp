@@ -23,8 +23,9 @@
  * noise from other work hits them alike; the tables give the median of
  * the rounds.
  *
- * Writes DIR/ivf_<dataset>.json and DIR/ivf_<dataset>.md and prints the
- * markdown; benchs/plot_ivf.py draws DIR/ivf_<dataset>.png. Exit status 0
+ * Writes DIR/ivf_<dataset>.json (tables, plots, targets) and prints the
+ * tables and targets; scripts/report.sh renders its markdown and plots.
+ * Exit status 0
  * (also when targets are missed or answers differ: both are reported),
  * 1 when a data set could not be run, 2 on bad arguments.
  */
@@ -82,7 +83,7 @@ void settle() {
 /// Bench: every scenario of one data set for every contender.
 class Bench {
    public:
-    Bench(const Options& o,
+    Bench(const Settings& o,
           const Plan& plan,
           Dataset& ds,
           const std::vector<std::shared_ptr<Runtime>>& pools,
@@ -364,29 +365,7 @@ class Bench {
     DatasetResults r_;
 };
 
-bool write_file(const std::filesystem::path& path, const std::string& text) {
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream f(tmp);
-        f << text;
-        if (!f) {
-            fprintf(stderr, "bench_ivf: cannot write %s\n", tmp.c_str());
-            return false;
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        fprintf(stderr,
-                "bench_ivf: cannot write %s: %s\n",
-                path.c_str(),
-                ec.message().c_str());
-        return false;
-    }
-    return true;
-}
-
-Dataset load(const std::string& name, const Options& o, const Plan& plan) {
+Dataset load(const std::string& name, const Settings& o, const Plan& plan) {
     const std::string cache =
             std::string(BENCH_BINARY_DIR) + "/bench_ivf_cache";
     if (name == "synthetic") {
@@ -417,7 +396,7 @@ Dataset load(const std::string& name, const Options& o, const Plan& plan) {
 /// run_dataset: one data set, start to files. False when it could not run.
 bool run_dataset(
         const std::string& name,
-        const Options& o,
+        const Settings& o,
         const std::vector<std::shared_ptr<Runtime>>& pools,
         const Topology& topology) {
     const Plan plan = make_plan(o, name);
@@ -452,14 +431,9 @@ bool run_dataset(
             ds.nprobe,
             plan.k);
     DatasetResults r = Bench(o, plan, ds, pools, topology).run();
-    const std::string markdown = to_markdown(r);
-    printf("%s\n", markdown.c_str());
-    fflush(stdout);
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    const std::filesystem::path dir(o.out);
-    return write_file(dir / ("ivf_" + name + ".json"), to_json(r)) &&
-            write_file(dir / ("ivf_" + name + ".md"), markdown);
+    const Report report = to_report(r);
+    print_report(report);
+    return write_report(report, o.out);
 }
 
 } // namespace
@@ -468,10 +442,10 @@ bool run_dataset(
 
 int main(int argc, char** argv) {
     using namespace bench::ivf;
-    Options o;
-    if (!parse_args(argc, argv, &o)) {
-        usage(argv[0]);
-        return 2;
+    Settings o;
+    bool help = false;
+    if (!parse_args(argc, argv, &o, &help)) {
+        return help ? 0 : 2;
     }
     // One runtime per policy for the whole run, shared by every client,
     // without a monitor (placement is bench_mapping's subject); the third

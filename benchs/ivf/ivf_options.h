@@ -1,5 +1,5 @@
 /**
- * ivf_options.h: bench_ivf's command line (Options) and the sizes of one
+ * ivf_options.h: bench_ivf's command line (Settings) and the sizes of one
  * data set's run (Plan).
  */
 
@@ -11,7 +11,7 @@
 namespace bench {
 namespace ivf {
 
-struct Options {
+struct Settings {
     std::string out = "benchs/results";
     bool quick = false;
     std::string dataset = "both";
@@ -51,14 +51,11 @@ struct Plan {
 };
 
 /// make_plan: the plan for one data set ("synthetic" or "fmnist").
-Plan make_plan(const Options& o, const std::string& dataset);
-
-/// usage: the command line, on stderr.
-void usage(const char* argv0);
+Plan make_plan(const Settings& o, const std::string& dataset);
 
 /// parse_args: fills `o` (o->command: the command line, shell-quoted);
-/// false on a bad argument or --help.
-bool parse_args(int argc, char** argv, Options* o);
+/// false on a bad argument or --help (then *help is true).
+bool parse_args(int argc, char** argv, Settings* o, bool* help);
 
 } // namespace ivf
 } // namespace bench

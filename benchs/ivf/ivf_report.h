@@ -1,12 +1,11 @@
 /**
  * ivf_report.h: what one bench_ivf run measured on one data set, the
- * issue's targets judged on it, and its two renderings: JSON (every number,
- * read by benchs/plot_ivf.py) and markdown (tables, targets).
+ * issue's targets judged on it, and its report (common/report.h).
  */
 
 #pragma once
 
-#include "common/run_info.h"
+#include "common/report.h"
 #include "ivf_contenders.h"
 #include "ivf_data.h"
 #include "ivf_scan_cost.h"
@@ -99,8 +98,9 @@ struct DatasetResults {
 /// measured reason for each miss; fills r->targets and r->notes.
 void judge_targets(DatasetResults* r);
 
-std::string to_json(const DatasetResults& r);
-std::string to_markdown(const DatasetResults& r);
+/// to_report: every number of the run (each round's too) as tables, plots
+/// and targets; ivf_<dataset>.json.
+Report to_report(const DatasetResults& r);
 
 } // namespace ivf
 } // namespace bench
