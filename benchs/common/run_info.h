@@ -7,8 +7,6 @@
 
 #pragma once
 
-#include "common/json_writer.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -138,7 +136,7 @@ inline std::string command_line(int argc, char** argv) {
 #endif
 
 /// RunInfo: where, when and how a benchmark ran; the head of every results
-/// file, JSON and markdown alike. begin() and end() bracket the run.
+/// file (common/report.h writes it). begin() and end() bracket the run.
 struct RunInfo {
     std::string command;    ///< command_line(): the run again
     std::string date_utc;   ///< when begin() ran
@@ -167,48 +165,6 @@ struct RunInfo {
     void end() {
         loadavg_after = loadavg();
         seconds = now_s() - start_s_;
-    }
-
-    /// write_json: the fields, into the object `j` is writing.
-    void write_json(JsonWriter& j) const {
-        j.field("command", command);
-        j.field("date_utc", date_utc);
-        j.field("git_commit", git_commit);
-        j.field("hardware_concurrency", int(hardware_concurrency));
-        j.field("topology", topology);
-        j.field("topology_note", topology_note);
-        j.field("quick", quick);
-        j.field("loadavg_before", loadavg_before);
-        j.field("loadavg_after", loadavg_after);
-        j.field("seconds", seconds);
-        j.field("faiss_build", faiss_build);
-    }
-
-    /// markdown: the "- command / date / topology / load" lines.
-    std::string markdown() const {
-        char buf[256];
-        std::string m = "- command: `" + command + "`\n";
-        std::snprintf(
-                buf,
-                sizeof(buf),
-                ", %u hardware threads, %.0f s%s\n",
-                hardware_concurrency,
-                seconds,
-                quick ? " (--quick)" : "");
-        m += "- date: " + date_utc + ", commit " + git_commit + buf;
-        if (!faiss_build.empty()) {
-            m += "- FAISS: " + faiss_build + "\n";
-        }
-        m += "- topology: " + topology +
-                (topology_note.empty() ? "" : " (" + topology_note + ")") +
-                "\n";
-        std::snprintf(
-                buf,
-                sizeof(buf),
-                "- load average (1 min): %.2f before, %.2f after\n",
-                loadavg_before,
-                loadavg_after);
-        return m + buf;
     }
 
    private:

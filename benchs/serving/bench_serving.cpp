@@ -33,19 +33,17 @@
  * figures are medians over rounds. Each contender's answers are compared
  * with stock-pm0-t1's on the same queries (distances).
  *
- * Writes DIR/serving.json only; benchs/plot_serving.py turns it into
- * DIR/serving.md (tables, targets) and DIR/serving_*.png (heat maps of the
- * QPS and P99 ratios over the sweep, QPS against clients, latency against
- * offered load, QPS against batch size). Exit status 0 when it ran (targets
- * are judged by the report), 1 when a data set could not be run, 2 on bad
- * arguments.
+ * Writes DIR/serving.json (tables, curves, the targets judged:
+ * serving_report.h) and prints its tables and targets; scripts/report.sh
+ * renders its markdown and plots. Exit status 0 when it ran (a missed
+ * target too), 1 when a data set could not be run, 2 on bad arguments.
  */
 
-#include "common/json_writer.h"
-#include "common/run_info.h"
+#include "common/options.h"
 #include "ivf/ivf_contenders.h"
 #include "ivf/ivf_data.h"
 #include "ivf/ivf_scenarios.h"
+#include "serving/serving_report.h"
 
 #include <faiss/IVFScanCost.h>
 #include <faiss/ccd_scheduler/Runtime.h>
@@ -57,11 +55,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -80,12 +75,13 @@ using ivf::Dataset;
 using ivf::RunResult;
 using ivf::Workload;
 
-constexpr int kK = 10;
+constexpr int kK = 10; // every measurement's k
 constexpr int kSenders = 64;
 constexpr size_t kGtQueries = 2000; // bench_ivf's, to share its cache
 
-struct Options {
-    std::string out = "benchs/results";
+/// Settings: the run, as the command line sets it.
+struct Settings {
+    std::string out;
     bool quick = false;
     bool full = false;
     std::set<std::string> parts = {"closed", "open", "batch", "sweep"};
@@ -95,88 +91,58 @@ struct Options {
     std::string command;
 };
 
-void usage(const char* argv0) {
-    fprintf(stderr,
-            "usage: %s [--out DIR] [--quick|--full] "
-            "[--parts closed,open,batch,sweep] [--budget SECONDS]\n"
-            "       [--sets syn-d32-Flat,...] [--nprobes 1,4,...]\n",
-            argv0);
-}
-
-bool parse_args(int argc, char** argv, Options* o) {
-    o->command = command_line(argc, argv);
-    for (int i = 1; i < argc; i++) {
-        const std::string a = argv[i];
-        auto value = [&](const char* name) -> const char* {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "bench_serving: %s needs a value\n", name);
-                return nullptr;
-            }
-            return argv[++i];
-        };
-        if (a == "--quick") {
-            o->quick = true;
-        } else if (a == "--full") {
-            o->full = true;
-        } else if (a == "--out") {
-            const char* v = value("--out");
-            if (v == nullptr) {
-                return false;
-            }
-            o->out = v;
-        } else if (a == "--budget") {
-            const char* v = value("--budget");
-            char* end = nullptr;
-            if (v == nullptr || (o->budget_s = strtod(v, &end)) <= 0 ||
-                *end != '\0') {
-                fprintf(stderr, "bench_serving: --budget: a positive number\n");
-                return false;
-            }
-        } else if (a == "--sets" || a == "--nprobes") {
-            const char* v = value(a.c_str());
-            if (v == nullptr) {
-                return false;
-            }
-            std::stringstream ss(v);
-            std::string item;
-            while (std::getline(ss, item, ',')) {
-                if (a == "--sets") {
-                    o->sets.insert(item);
-                    continue;
-                }
-                char* end = nullptr;
-                const unsigned long long np = strtoull(item.c_str(), &end, 10);
-                if (item.empty() || *end != '\0' || np == 0) {
-                    fprintf(stderr,
-                            "bench_serving: --nprobes: '%s' is not a "
-                            "positive integer\n",
-                            item.c_str());
-                    return false;
-                }
-                o->nprobes.push_back(size_t(np));
-            }
-        } else if (a == "--parts") {
-            const char* v = value("--parts");
-            if (v == nullptr) {
-                return false;
-            }
-            o->parts.clear();
-            std::stringstream ss(v);
-            std::string part;
-            while (std::getline(ss, part, ',')) {
-                if (part != "closed" && part != "open" && part != "batch" &&
-                    part != "sweep") {
-                    fprintf(stderr,
-                            "bench_serving: unknown part '%s'\n",
-                            part.c_str());
-                    return false;
-                }
-                o->parts.insert(part);
-            }
-        } else {
-            usage(argv[0]);
+/// parse_args: false (after the usage or the reason) on --help or a bad
+/// argument; *help tells which.
+bool parse_args(int argc, char** argv, Settings* o, bool* help) {
+    Options options(
+            "bench_serving",
+            "the CCD mode as a search node serves, against the "
+            "stock OpenMP modes");
+    std::vector<std::string> parts = {"closed", "open", "batch", "sweep"};
+    std::vector<std::string> sets;
+    options.flag("full", &o->full, "5 rounds per measurement (default 3)");
+    options.add("parts", &parts, "LIST", "closed,open,batch,sweep (all)");
+    options.add(
+            "budget",
+            &o->budget_s,
+            "SECONDS",
+            "per contender per round of a measurement (0.3)");
+    options.add(
+            "sets",
+            &sets,
+            "LIST",
+            "sweep sets, e.g. syn-d32-Flat,fmnist-d784-PQ56np (all)");
+    options.add(
+            "nprobes",
+            &o->nprobes,
+            "LIST",
+            "sweep nprobes (1,4,16,64,256)");
+    if (!options.parse(argc, argv)) {
+        *help = options.help_asked();
+        return false;
+    }
+    o->out = options.out;
+    o->quick = options.quick;
+    o->command = options.command();
+    o->parts.clear();
+    for (const std::string& part : parts) {
+        if (part != "closed" && part != "open" && part != "batch" &&
+            part != "sweep") {
+            fprintf(stderr, "bench_serving: unknown part '%s'\n", part.c_str());
             return false;
         }
+        o->parts.insert(part);
+    }
+    o->sets.insert(sets.begin(), sets.end());
+    for (size_t np : o->nprobes) {
+        if (np == 0) {
+            fprintf(stderr, "bench_serving: --nprobes wants positive values\n");
+            return false;
+        }
+    }
+    if (o->budget_s <= 0) {
+        fprintf(stderr, "bench_serving: --budget: a positive number\n");
+        return false;
     }
     if (o->quick && o->full) {
         fprintf(stderr, "bench_serving: --quick or --full, not both\n");
@@ -221,20 +187,6 @@ struct Lineup {
 void settle() {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
-
-/// Measured: one measurement, every contender, median over rounds.
-struct Measured {
-    std::vector<RunResult> runs;    ///< per contender, the median round's
-    std::vector<size_t> mismatches; ///< queries whose distances differ
-    std::vector<double> recall10;   ///< -1 when no ground truth
-    size_t queries = 0;
-    /// The stock contender compared with: the fastest in the selection
-    /// round (see take_turns), an index into runs.
-    size_t best_stock = 0;
-    /// The CCD mode's shapes over all its rounds (ivf_ccd_stats deltas;
-    /// "ccd" only).
-    faiss::ccd::IVFSearchCCDStats shape;
-};
 
 /// add_delta: `now - before` into `sum` (read between runs, when no
 /// search changes ivf_ccd_stats).
@@ -290,6 +242,9 @@ take_turns(Lineup& lineup, const Dataset& ds, size_t nq, int rounds, Run run) {
     Measured m;
     m.queries = nq;
     m.shape = shape;
+    for (const auto& c : lineup.all) {
+        m.names.push_back(c->name());
+    }
     for (size_t c = 1; c < lineup.num_stock; c++) {
         if (got[c][0].qps > got[m.best_stock][0].qps) {
             m.best_stock = c;
@@ -350,7 +305,7 @@ size_t queries_for(const Dataset& ds, double seconds, double per_query_s) {
 /// closed_loop: `nc` clients sending single queries (one client: the
 /// single scenario), about a budget's worth of queries per core they use.
 Measured closed_loop(
-        const Options& o,
+        const Settings& o,
         Lineup& lineup,
         const Dataset& ds,
         double t1,
@@ -367,48 +322,6 @@ Measured closed_loop(
                 return nc == 1 ? ivf::run_single(c, w, a)
                                : ivf::run_clients(c, w, nc, a);
             });
-}
-
-void write_run(JsonWriter& j, const Contender& c, const RunResult& r) {
-    j.key(c.name()).begin_object();
-    j.field("qps", r.qps);
-    j.field("p50_ms", r.latency.p50);
-    j.field("p99_ms", r.latency.p99);
-    j.field("p999_ms", r.latency.p999);
-    j.field("samples", uint64_t(r.latency.samples));
-    j.field("other_cpu", r.other_cpu);
-    j.end_object();
-}
-
-void write_measured(JsonWriter& j, const Lineup& lineup, const Measured& m) {
-    j.field("queries", uint64_t(m.queries));
-    j.field("best_stock", lineup.all[m.best_stock]->name());
-    j.key("results").begin_object();
-    for (size_t c = 0; c < lineup.all.size(); c++) {
-        write_run(j, *lineup.all[c], m.runs[c]);
-    }
-    j.end_object();
-    j.key("distance_mismatches").begin_object();
-    for (size_t c = 0; c < lineup.all.size(); c++) {
-        j.field(lineup.all[c]->name(), uint64_t(m.mismatches[c]));
-    }
-    j.end_object();
-    const faiss::ccd::IVFSearchCCDStats& sh = m.shape;
-    j.key("ccd_shape").begin_object();
-    j.field("calls", uint64_t(sh.calls));
-    j.field("inline_calls", uint64_t(sh.inline_calls));
-    j.field("units", uint64_t(sh.units));
-    j.field("units_by_caller", uint64_t(sh.units_by_caller));
-    j.field("helpers", uint64_t(sh.helpers));
-    j.field("helpers_with_units", uint64_t(sh.helpers_with_units));
-    j.field("estimated_ms", sh.estimated_ms);
-    j.field("scan_ms", sh.scan_ms);
-    j.end_object();
-    j.key("recall10").begin_object();
-    for (size_t c = 0; c < lineup.all.size(); c++) {
-        j.field(lineup.all[c]->name(), m.recall10[c]);
-    }
-    j.end_object();
 }
 
 void say(const char* what, const Lineup& lineup, const Measured& m) {
@@ -442,32 +355,43 @@ void say(const char* what, const Lineup& lineup, const Measured& m) {
     }
 }
 
-void write_dataset_head(JsonWriter& j, const Dataset& ds, double t1) {
-    j.field("name", ds.name);
-    j.field("description", ds.description);
-    j.field("d", ds.d);
-    j.field("nb", uint64_t(ds.nb));
-    j.field("nlist", uint64_t(ds.nlist));
-    j.field("codec", ds.codec);
-    j.field("nprobe", uint64_t(ds.index->nprobe));
-    j.field("per_query_ms_one_thread", t1 * 1000);
+/// set_info: what the report says of an index served.
+SetInfo set_info(const Dataset& ds, const std::string& name, double t1) {
+    SetInfo s;
+    s.name = name;
+    s.description = ds.description;
+    s.codec = ds.codec;
+    s.d = ds.d;
+    s.nb = ds.nb;
+    s.nlist = ds.nlist;
+    s.nprobe = ds.index->nprobe;
+    s.work_ms = t1 * 1000;
+    return s;
 }
 
+/// Collected: what a run measured, for the report.
+struct Collected {
+    std::vector<SetInfo> sets;
+    std::vector<Point> points;
+};
+
 /// serve_dataset: the closed, open and batch parts on one data set.
-void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
+void serve_dataset(Collected* out, const Settings& o, Dataset& ds) {
     Lineup lineup(ds.index.get(), true);
     const double t1 = per_query_s(lineup, ds);
     const int rounds = o.quick ? 1 : (o.full ? 5 : 3);
-    j.begin_object();
-    write_dataset_head(j, ds, t1);
-    j.key("contenders").begin_object();
+    SetInfo info = set_info(ds, ds.name, t1);
     for (const auto& c : lineup.all) {
-        j.field(c->name(), c->describe());
+        info.contenders.push_back(c->name() + ": " + c->describe());
     }
-    j.end_object();
+    auto add = [&](Point p, Measured m) {
+        p.set = ds.name;
+        p.work_ms = info.work_ms;
+        p.m = std::move(m);
+        out->points.push_back(std::move(p));
+    };
 
     double max_stock_qps = 0;
-    j.key("closed").begin_array();
     if (o.parts.count("closed") || o.parts.count("open")) {
         const std::vector<int> clients = o.quick
                 ? std::vector<int>{1, 8}
@@ -479,16 +403,15 @@ void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
                         .c_str(),
                 lineup,
                 m);
-            j.begin_object();
-            j.field("clients", nc);
-            write_measured(j, lineup, m);
-            j.end_object();
+            Point p;
+            p.part = "closed";
+            p.clients = nc;
+            add(p, m);
         }
     }
-    j.end_array();
+    info.max_stock_qps = max_stock_qps;
+    out->sets.push_back(info);
 
-    j.field("max_stock_qps", max_stock_qps);
-    j.key("open").begin_array();
     if (o.parts.count("open") && max_stock_qps > 0) {
         for (double load : {0.3, 0.5, 0.7, 0.9}) {
             const double rate = load * max_stock_qps;
@@ -516,16 +439,14 @@ void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
                     ds.name.c_str(),
                     load * 100);
             say(what, lineup, m);
-            j.begin_object();
-            j.field("load", load);
-            j.field("rate_qps", rate);
-            write_measured(j, lineup, m);
-            j.end_object();
+            Point p;
+            p.part = "open";
+            p.load = load;
+            p.rate_qps = rate;
+            add(p, m);
         }
     }
-    j.end_array();
 
-    j.key("batch").begin_array();
     if (o.parts.count("batch")) {
         // One caller: a gate for callers changes nothing.
         Lineup plain(ds.index.get(), false);
@@ -549,14 +470,12 @@ void serve_dataset(JsonWriter& j, const Options& o, Dataset& ds) {
                         return ivf::run_batches(c, w, b, a);
                     });
             say((ds.name + " batch " + std::to_string(b)).c_str(), plain, m);
-            j.begin_object();
-            j.field("batch", uint64_t(b));
-            write_measured(j, plain, m);
-            j.end_object();
+            Point p;
+            p.part = "batch";
+            p.batch = b;
+            add(p, m);
         }
     }
-    j.end_array();
-    j.end_object();
 }
 
 /// SweepSet: one index of the sweep.
@@ -567,7 +486,7 @@ struct SweepSet {
     ivf::FmnistSpec fm;
 };
 
-std::vector<SweepSet> sweep_sets(const Options& o) {
+std::vector<SweepSet> sweep_sets(const Settings& o) {
     std::vector<SweepSet> sets;
     auto synthetic = [&](int d,
                          size_t nb,
@@ -610,13 +529,12 @@ std::vector<SweepSet> sweep_sets(const Options& o) {
     return sets;
 }
 
-void sweep(JsonWriter& j, const Options& o, const std::string& cache) {
+void sweep(Collected* out, const Settings& o, const std::string& cache) {
     const std::vector<size_t> nprobes = !o.nprobes.empty() ? o.nprobes
             : o.quick ? std::vector<size_t>{1, 16}
                       : std::vector<size_t>{1, 4, 16, 64, 256};
     const int rounds = o.quick ? 1 : (o.full ? 5 : 3);
     const int clients = 8;
-    j.key("sweep").begin_array();
     for (const SweepSet& set : sweep_sets(o)) {
         if (!o.sets.empty() && !o.sets.count(set.label)) {
             continue;
@@ -639,9 +557,6 @@ void sweep(JsonWriter& j, const Options& o, const std::string& cache) {
             }
             ds.index->nprobe = nprobe;
             const double t1 = per_query_s(lineup, ds);
-            j.begin_object();
-            j.field("set", set.label);
-            write_dataset_head(j, ds, t1);
             for (int nc : {1, clients}) {
                 const Measured m = closed_loop(o, lineup, ds, t1, nc, rounds);
                 char what[96];
@@ -653,18 +568,20 @@ void sweep(JsonWriter& j, const Options& o, const std::string& cache) {
                         nprobe,
                         nc);
                 say(what, lineup, m);
-                j.key(nc == 1 ? "one_client" : "clients").begin_object();
-                j.field("clients", nc);
-                write_measured(j, lineup, m);
-                j.end_object();
+                Point p;
+                p.set = set.label;
+                p.part = "sweep";
+                p.clients = nc;
+                p.nprobe = nprobe;
+                p.work_ms = t1 * 1000;
+                p.m = m;
+                out->points.push_back(std::move(p));
             }
-            j.end_object();
         }
     }
-    j.end_array();
 }
 
-int run(const Options& o) {
+int run(const Settings& o) {
     namespace fs = std::filesystem;
     for (const std::string& name : o.sets) {
         bool known = false;
@@ -681,7 +598,6 @@ int run(const Options& o) {
     const std::string cache =
             std::string(BENCH_BINARY_DIR) + "/bench_ivf_cache";
     fs::create_directories(cache);
-    fs::create_directories(o.out);
     RunInfo info;
     info.begin(o.command, o.quick);
     const auto runtime = faiss::ccd::Runtime::get_default();
@@ -689,12 +605,7 @@ int run(const Options& o) {
     info.topology_note = runtime->pool().topology().note();
     fprintf(stderr, "bench_serving: topology %s\n", info.topology.c_str());
 
-    JsonWriter j;
-    j.begin_object();
-    j.field("benchmark", "serving");
-    j.field("k", kK);
-    j.field("budget_s", o.budget_s);
-    j.key("datasets").begin_array();
+    Collected got;
     int failed = 0;
     if (o.parts.count("closed") || o.parts.count("open") ||
         o.parts.count("batch")) {
@@ -720,7 +631,7 @@ int run(const Options& o) {
                     }
                     ds = ivf::load_fmnist(ivf::FmnistSpec(), kGtQueries, cache);
                 }
-                serve_dataset(j, o, ds);
+                serve_dataset(&got, o, ds);
             } catch (const std::exception& e) {
                 fprintf(stderr,
                         "bench_serving: %s: %s\n",
@@ -730,22 +641,15 @@ int run(const Options& o) {
             }
         }
     }
-    j.end_array();
     if (o.parts.count("sweep")) {
-        sweep(j, o, cache);
+        sweep(&got, o, cache);
     }
     info.end();
-    j.key("run").begin_object();
-    info.write_json(j);
-    j.end_object();
-    j.end_object();
-
-    const std::string path = o.out + "/serving.json";
-    std::ofstream(path) << j.str() << "\n";
-    fprintf(stderr,
-            "bench_serving: wrote %s (%.0f s)\n",
-            path.c_str(),
-            info.seconds);
+    const Report report = to_report(info, o.budget_s, got.sets, got.points);
+    print_report(report);
+    if (!write_report(report, o.out)) {
+        return 1;
+    }
     return failed > 0 ? 1 : 0;
 }
 
@@ -754,9 +658,10 @@ int run(const Options& o) {
 } // namespace bench
 
 int main(int argc, char** argv) {
-    bench::serving::Options o;
-    if (!bench::serving::parse_args(argc, argv, &o)) {
-        return 2;
+    bench::serving::Settings o;
+    bool help = false;
+    if (!bench::serving::parse_args(argc, argv, &o, &help)) {
+        return help ? 0 : 2;
     }
     try {
         return bench::serving::run(o);
