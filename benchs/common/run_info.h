@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -21,6 +22,18 @@
 #endif
 
 namespace bench {
+
+/// fmt: printf into a std::string (up to 1 KB).
+__attribute__((format(printf, 1, 2))) inline std::string fmt(
+        const char* format,
+        ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(buf, sizeof(buf), format, ap);
+    va_end(ap);
+    return buf;
+}
 
 /// shell_quote: an argument as a shell would need it to reproduce the run.
 inline std::string shell_quote(const std::string& arg) {

@@ -23,12 +23,6 @@ const Run* find_run(
     return nullptr;
 }
 
-std::string fmt(const char* format, double a, double b = 0, double c = 0) {
-    char buf[256];
-    snprintf(buf, sizeof(buf), format, a, b, c);
-    return buf;
-}
-
 /// real_topology_note: why the real topology shows no locality effect.
 std::string real_topology_note(const Run& v2) {
     const int ccds = v2.workers_per_ccd > 0 ? v2.workers / v2.workers_per_ccd

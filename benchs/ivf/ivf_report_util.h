@@ -7,7 +7,6 @@
 
 #include "ivf_report.h"
 
-#include <cstdarg>
 #include <cstdio>
 #include <string>
 
@@ -17,16 +16,6 @@ namespace report_util {
 
 inline const char* const kStock[] = {"stock-pm0", "stock-pm1", "stock-pm0-t1"};
 inline const char* const kPools[] = {"pool-ccd", "pool-flat"};
-
-/// fmt: printf into a std::string (lines up to 1 KB).
-inline std::string fmt(const char* f, ...) {
-    char buf[1024];
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, sizeof(buf), f, ap);
-    va_end(ap);
-    return buf;
-}
 
 /// Best: the better stock mode's value of one metric in one scenario.
 struct Best {

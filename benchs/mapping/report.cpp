@@ -16,7 +16,8 @@ using faiss::ccd::MonitorConfig;
 constexpr double kBuildTargetMs = 5.0;
 constexpr double kSubmitTargetPct = 3.0;
 
-std::string fmt(const char* format, double v) {
+/// num: one number, "-" when it is not finite.
+std::string num(const char* format, double v) {
     if (!std::isfinite(v)) {
         return "-";
     }
@@ -26,7 +27,7 @@ std::string fmt(const char* format, double v) {
 }
 
 std::string mib(double bytes) {
-    return fmt("%.1f", bytes / (1024.0 * 1024.0));
+    return num("%.1f", bytes / (1024.0 * 1024.0));
 }
 
 /// MonitorSummary: the re-maps of one monitor run, in a few numbers.
@@ -96,9 +97,9 @@ Target at_most(
         const std::string& unit,
         const std::string& note) {
     Target t;
-    t.target = name + " <= " + fmt("%.0f", limit) + " " + unit;
+    t.target = name + " <= " + num("%.0f", limit) + " " + unit;
     t.measured =
-            fmt("%.2f", value) + " " + unit + (note.empty() ? "" : "; " + note);
+            num("%.2f", value) + " " + unit + (note.empty() ? "" : "; " + note);
     t.met = value <= limit;
     return t;
 }
@@ -116,7 +117,7 @@ std::vector<Target> make_targets(const Run& run) {
             b.hot_cold.wall_ms + b.snapshot.wall_ms,
             kBuildTargetMs,
             "ms",
-            "thread CPU " + fmt("%.2f", b.hot_cold.cpu_ms + b.snapshot.cpu_ms) +
+            "thread CPU " + num("%.2f", b.hot_cold.cpu_ms + b.snapshot.cpu_ms) +
                     " ms"));
     t.push_back(at_most(
             "map build, map_migration_aware + MappingSnapshot",
@@ -124,7 +125,7 @@ std::vector<Target> make_targets(const Run& run) {
             kBuildTargetMs,
             "ms",
             "thread CPU " +
-                    fmt("%.2f", b.migration_aware.cpu_ms + b.snapshot.cpu_ms) +
+                    num("%.2f", b.migration_aware.cpu_ms + b.snapshot.cpu_ms) +
                     " ms"));
     t.push_back(at_most(
             "map build inside Monitor::tick (RemapRecord::build_ms, "
@@ -132,7 +133,7 @@ std::vector<Target> make_targets(const Run& run) {
             b.monitor_build_again_ms,
             kBuildTargetMs,
             "ms",
-            "the whole tick(): " + fmt("%.2f", b.monitor_tick_again_ms) +
+            "the whole tick(): " + num("%.2f", b.monitor_tick_again_ms) +
                     " ms"));
     for (const ScenarioResult& s : run.submit.scenarios) {
         if (s.name == "on" || s.name == "on+swaps") {
@@ -143,11 +144,11 @@ std::vector<Target> make_targets(const Run& run) {
                     s.overhead_pct,
                     kSubmitTargetPct,
                     "%",
-                    "95% interval [" + fmt("%+.2f", s.overhead_ci_pct[0]) +
-                            ", " + fmt("%+.2f", s.overhead_ci_pct[1]) +
-                            "] %; medians " + fmt("%.0f", s.median_ns) +
+                    "95% interval [" + num("%+.2f", s.overhead_ci_pct[0]) +
+                            ", " + num("%+.2f", s.overhead_ci_pct[1]) +
+                            "] %; medians " + num("%.0f", s.median_ns) +
                             " vs " +
-                            fmt("%.0f", run.submit.scenarios[0].median_ns) +
+                            num("%.0f", run.submit.scenarios[0].median_ns) +
                             " ns/task"));
         }
     }
@@ -165,8 +166,8 @@ std::vector<Target> make_targets(const Run& run) {
             estimate_pct(s) + 100 * s.tick_ns_per_record / s.task_inline_ns,
             kSubmitTargetPct,
             "%",
-            "tick " + fmt("%.0f", s.tick_ns_per_record) +
-                    " ns per record, task " + fmt("%.0f", s.task_inline_ns) +
+            "tick " + num("%.0f", s.tick_ns_per_record) +
+                    " ns per record, task " + num("%.0f", s.task_inline_ns) +
                     " ns"));
     return t;
 }
@@ -193,20 +194,20 @@ void add_drift(const Run& run, Report* rep) {
     placements.text = std::to_string(wc.tables) + " tables x " +
             std::to_string(wc.lists) + " lists; " +
             std::to_string(p.drift.accesses_per_s) +
-            " list scans per simulated second, Zipf(" + fmt("%g", wc.zipf_s) +
+            " list scans per simulated second, Zipf(" + num("%g", wc.zipf_s) +
             ") over a ranking that drifts every " +
-            fmt("%g", wc.drift_period_s) + " s (rotates by " +
+            num("%g", wc.drift_period_s) + " s (rotates by " +
             std::to_string(wc.rotate) + " ranks, then each of the top " +
             std::to_string(wc.shuffle_top) +
             " ranks swaps with a random one with probability " +
-            fmt("%g", wc.shuffle_p) +
+            num("%g", wc.shuffle_p) +
             "); a scan moves list size x (code size + 8) bytes (sizes "
             "log-normal, median 128; code sizes 32/64/128 B). Imbalance of a "
             "second = max/mean of its per-CCD bytes under the map in force. "
             "round-robin = global list index mod nCCD. paper / "
             "migration-aware = Monitor (MonitorConfig defaults: fast window "
             "10 s, threshold " +
-            fmt("%g", threshold) +
+            num("%g", threshold) +
             ") with migration_aware false / true, ticked once per simulated "
             "second; \"(2 s)\" rows: the same with a 2-s fast window (a "
             "what-if). oracle = map_hot_cold on the second's own traffic; "
@@ -322,11 +323,11 @@ void add_drift(const Run& run, Report* rep) {
                 "(1) " + d.spec + " (" + d.topology +
                 "): a simulated second "
                 "carries " +
-                fmt("%.1f", mean_bytes / (1 << 20)) +
+                num("%.1f", mean_bytes / (1 << 20)) +
                 " MiB on average; seconds whose lower bound is above the "
                 "re-map threshold (no map can satisfy it): " +
                 std::to_string(unfixable) + " of " + std::to_string(d.seconds) +
-                "; simulated in " + fmt("%.1f", d.wall_s) + " s");
+                "; simulated in " + num("%.1f", d.wall_s) + " s");
     }
     rep->tables.push_back(placements);
     rep->tables.push_back(monitors);
@@ -345,19 +346,19 @@ void add_build(const Run& run, Report* rep) {
             "that re-maps every id from the hash map (every id recorded "
             "once). Per-tick costs that do not depend on re-mapping (thread "
             "CPU time): TrafficWindow::add " +
-            fmt("%.0f", b.window_add_ns) +
+            num("%.0f", b.window_add_ns) +
             " ns per record (two per record drained: fast and slow window); "
             "Monitor::loads_under " +
-            fmt("%.0f", b.loads_under_ns) + " ns per id, " +
-            fmt("%.2f", 1e-6 * b.loads_under_ns * double(b.window_ids)) +
+            num("%.0f", b.loads_under_ns) + " ns per id, " +
+            num("%.2f", 1e-6 * b.loads_under_ns * double(b.window_ids)) +
             " ms for the " + std::to_string(b.window_ids) +
             " ids that 10 s of 40000 scans/s leave in the window. Map "
             "quality on that traffic: hot-cold imbalance " +
-            fmt("%.3f", b.hot_cold_imbalance) + ", moving " +
-            fmt("%.1f", 100 * b.moved_share_hot_cold) +
+            num("%.3f", b.hot_cold_imbalance) + ", moving " +
+            num("%.1f", 100 * b.moved_share_hot_cold) +
             "% of the traffic; migration-aware " +
-            fmt("%.3f", b.migration_aware_imbalance) + ", moving " +
-            fmt("%.1f", 100 * b.moved_share_migration_aware) + "%.";
+            num("%.3f", b.migration_aware_imbalance) + ", moving " +
+            num("%.1f", 100 * b.moved_share_migration_aware) + "%.";
     t.columns = {"step", "wall ms", "thread CPU ms"};
     t.rows = {
             {"map_hot_cold", b.hot_cold.wall_ms, b.hot_cold.cpu_ms},
@@ -408,9 +409,9 @@ void add_submit(const Run& run, Report* rep) {
             "off/on/on+swaps/swaps/wakeups for " +
             std::to_string(p.rounds) +
             " rounds. on: each task calls Monitor::record, tick every " +
-            fmt("%.0f", 1e3 * p.tick_period_s) +
+            num("%.0f", 1e3 * p.tick_period_s) +
             " ms; on+swaps: also set_mapping every " +
-            fmt("%.0f", 1e3 * p.swap_period_s) +
+            num("%.0f", 1e3 * p.swap_period_s) +
             " ms from another thread, alternating a balanced map and its "
             "mirror (every id moves); swaps: that thread without the "
             "monitor; wakeups: a thread that wakes as often and publishes "
@@ -418,9 +419,9 @@ void add_submit(const Run& run, Report* rep) {
             "ns/task = rep wall time / tasks. Overhead = median over rounds "
             "of (scenario / off) - 1, with a distribution-free ~95% interval "
             "of that median. One task run inline (no pool; thread CPU time): " +
-            fmt("%.0f", s.task_inline_ns) +
+            num("%.0f", s.task_inline_ns) +
             " ns. Imbalance of one rep's tasks under the starting map: " +
-            fmt("%.3f", s.stream_imbalance) + ".";
+            num("%.3f", s.stream_imbalance) + ".";
     t.columns = {
             "scenario",
             "median ns/task",
@@ -450,11 +451,11 @@ void add_submit(const Run& run, Report* rep) {
     bare.text =
             "Estimated recording cost per task: record() from a worker + "
             "(snapshot - hash) pool lookup = " +
-            fmt("%.2f", estimate_pct(s)) +
+            num("%.2f", estimate_pct(s)) +
             "% of one inline task; the tick thread adds " +
-            fmt("%.1f", s.tick_ns_per_record) +
+            num("%.1f", s.tick_ns_per_record) +
             " ns per record off the submit path (" +
-            fmt("%.2f", 100 * s.tick_ns_per_record / s.task_inline_ns) +
+            num("%.2f", 100 * s.tick_ns_per_record / s.task_inline_ns) +
             "% of a task). The tick row: 10000 records per tick, the 10-s "
             "window holding the last 10 ticks; " +
             std::to_string(s.tick_remaps) + " re-maps among those ticks.";

@@ -391,12 +391,6 @@ class Bench {
         return nullptr;
     }
 
-    static std::string fmt(const char* format, double a, double b = 0) {
-        char buf[512];
-        snprintf(buf, sizeof(buf), format, a, b);
-        return buf;
-    }
-
     /// judge_targets: the goals, for both pool policies, on the
     /// largest tree.
     void judge_targets() {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 
 namespace bench {
@@ -12,15 +11,6 @@ namespace {
 
 const char* const kCcd = "ccd";
 const char* const kFifo = "ccd-fifo"; ///< PoolOptions::fifo_callers
-
-std::string fmt(const char* f, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, sizeof(buf), f, ap);
-    va_end(ap);
-    return buf;
-}
 
 double latency_of(const ivf::RunResult& r, int percentile) {
     return percentile == 50    ? r.latency.p50
