@@ -15,8 +15,12 @@ A report is a dict (and its JSON file) of this shape; every key but
      "sections": [{"title": "...", "text": "..."}],   # prose, after tables
      "plots": [{"title": "...", "xlabel": "...", "ylabel": "...",
                 "xscale": "linear" | "log" | "log2", "yscale": ...,
-                "kind": "line" | "bar",    # bar: x indexes "categories"
-                "categories": ["...", ...],  # a bar plot's x labels
+                "kind": "line" | "bar" | "heatmap",  # bar, heatmap: x
+                                           # indexes "categories"; a heat
+                                           # map has a row per series
+                "categories": ["...", ...],  # bar or heat map x labels
+                "vmin": 0.5, "vmax": 1.5, "reverse": false,  # heat map
+                                           # colours (reverse: green low)
                 "file": "NAME",            # optional: see below
                 "series": [{"label": "...", "x": [...], "y": [...],
                             "marker": "o" | "", "width": 1.5}]}]}
@@ -135,15 +139,15 @@ def validate(report):
                                      "-", "").isalnum()):
             raise ValueError(f"plot {p.get('title')!r}: file {name!r} "
                              "must be a plain file name")
-        if p.get("kind", "line") not in ("line", "bar"):
+        if p.get("kind", "line") not in ("line", "bar", "heatmap"):
             raise ValueError(f"plot {p.get('title')!r}: kind must be "
-                             "'line' or 'bar'")
+                             "'line', 'bar' or 'heatmap'")
         for s in p.get("series", []):
-            if p.get("kind") == "bar" and not all(
+            if p.get("kind") in ("bar", "heatmap") and not all(
                     isinstance(x, int) and
                     0 <= x < len(p.get("categories", [])) for x in s["x"]):
-                raise ValueError(f"plot {p.get('title')!r}: a bar's x must "
-                                 "index its 'categories'")
+                raise ValueError(f"plot {p.get('title')!r}: a bar's or a "
+                                 "heat map's x must index its 'categories'")
             if len(s["x"]) != len(s["y"]):
                 raise ValueError(f"plot {p.get('title')!r}, series "
                                  f"{s.get('label')!r}: {len(s['x'])} x for "
@@ -197,6 +201,30 @@ def markdown(report):
     return "\n".join(out) + "\n"
 
 
+def _heatmap(fig, ax, p):
+    """A grid: one row per series (its label), one column per category;
+    each cell's value written in it. Colours run from vmin to vmax (default
+    0.5 to 1.5, a ratio around 1), green high unless "reverse"."""
+    series = p.get("series", [])
+    grid = [[math.nan] * len(p["categories"]) for _ in series]
+    for row, s in zip(grid, series):
+        for x, y in zip(s["x"], s["y"]):
+            row[x] = math.nan if y is None else y
+    im = ax.imshow(grid, cmap="RdYlGn_r" if p.get("reverse") else "RdYlGn",
+                   vmin=p.get("vmin", 0.5), vmax=p.get("vmax", 1.5),
+                   aspect="auto")
+    for i, row in enumerate(grid):
+        for j, v in enumerate(row):
+            if not math.isnan(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center",
+                        fontsize=7)
+    ax.set_xticks(range(len(p["categories"])))
+    ax.set_xticklabels(p["categories"], fontsize=8)
+    ax.set_yticks(range(len(series)))
+    ax.set_yticklabels([s.get("label", "") for s in series], fontsize=7)
+    fig.colorbar(im, ax=ax, shrink=0.8)
+
+
 def plot(report, png, file=None):
     """The report's plots whose "file" is `file` (by default: those
     without one) in one PNG, up to 3 a row; False if there are none."""
@@ -226,7 +254,10 @@ def plot(report, png, file=None):
                        width, color=f"C{i % 10}", label=s.get("label"))
             ax.set_xticks(range(len(p["categories"])))
             ax.set_xticklabels(p["categories"], rotation=20, fontsize=8)
-        for i, s in enumerate(series if p.get("kind") != "bar" else []):
+        if p.get("kind") == "heatmap":
+            _heatmap(fig, ax, p)
+        for i, s in enumerate(series if p.get("kind", "line") == "line"
+                              else []):
             ax.plot(s["x"], [math.nan if y is None else y for y in s["y"]],
                     marker=s.get("marker", "o") or None,
                     color=f"C{i % 10}",
@@ -238,6 +269,8 @@ def plot(report, png, file=None):
         ax.set_title(p.get("title", ""), fontsize=10)
         ax.set_xlabel(p.get("xlabel", ""))
         ax.set_ylabel(p.get("ylabel", ""))
+        if p.get("kind") == "heatmap":
+            continue  # its rows are labelled; no grid, no legend
         ax.grid(alpha=0.3)
         if any(s.get("label") for s in p.get("series", [])):
             ax.legend(fontsize=7)

@@ -63,8 +63,9 @@ struct Table {
     std::vector<std::vector<Cell>> rows;
 };
 
-/// Series: one line of a plot, or one group's bars when the plot's kind
-/// is "bar" (then x indexes `categories`).
+/// Series: one line of a plot; one group's bars when the plot's kind is
+/// "bar", one row of cells when it is "heatmap" (then x indexes
+/// `categories`).
 struct Series {
     std::string label;
     std::vector<double> x, y;
@@ -73,9 +74,10 @@ struct Series {
 struct Plot {
     std::string title, xlabel, ylabel;
     std::string xscale = "linear", yscale = "linear"; ///< or "log", "log2"
-    std::string kind = "line";                        ///< or "bar"
-    std::vector<std::string> categories; ///< bar plots: the x tick labels
-    std::string file; ///< "": the benchmark's main PNG; else its own PNG
+    std::string kind = "line";                        ///< or "bar", "heatmap"
+    std::vector<std::string> categories; ///< bar, heatmap: the x labels
+    bool reverse = false; ///< heatmap: green for low values (0.5-1.5)
+    std::string file;     ///< "": the benchmark's main PNG; else its own PNG
     std::vector<Series> series;
 };
 
@@ -195,6 +197,9 @@ inline std::string to_json(const Report& r) {
         j.field("yscale", p.yscale).field("kind", p.kind);
         if (!p.categories.empty()) {
             j.field("categories", p.categories);
+        }
+        if (p.kind == "heatmap") {
+            j.field("reverse", p.reverse);
         }
         if (!p.file.empty()) {
             j.field("file", p.file);

@@ -184,9 +184,12 @@ Plot curve(
     return p;
 }
 
-/// sweep_plot: the CCD mode over the best stock contender against nprobe,
-/// one series per set.
-Plot sweep_plot(const std::vector<const Point*>& cells, int clients, bool qps) {
+/// sweep_heatmap: the CCD mode over the best stock contender, a row per
+/// set, a column per nprobe.
+Plot sweep_heatmap(
+        const std::vector<const Point*>& cells,
+        int clients,
+        bool qps) {
     Plot p;
     p.title =
             fmt("%s, CCD / best stock, %d client(s) (%s)",
@@ -194,9 +197,18 @@ Plot sweep_plot(const std::vector<const Point*>& cells, int clients, bool qps) {
                 clients,
                 qps ? ">1: CCD ahead" : "<1: CCD ahead");
     p.xlabel = "nprobe";
-    p.ylabel = "ratio";
-    p.xscale = "log2";
-    p.file = "sweep";
+    p.kind = "heatmap";
+    p.reverse = !qps;
+    p.file = "heatmap";
+    std::vector<size_t> nprobes;
+    for (const Point* c : cells) {
+        nprobes.push_back(c->nprobe);
+    }
+    std::sort(nprobes.begin(), nprobes.end());
+    nprobes.erase(std::unique(nprobes.begin(), nprobes.end()), nprobes.end());
+    for (size_t np : nprobes) {
+        p.categories.push_back(std::to_string(np));
+    }
     for (const Point* c : cells) {
         if (c->clients != clients) {
             continue;
@@ -211,7 +223,9 @@ Plot sweep_plot(const std::vector<const Point*>& cells, int clients, bool qps) {
             p.series.push_back({c->set, {}, {}});
             s = p.series.end() - 1;
         }
-        s->x.push_back(double(c->nprobe));
+        s->x.push_back(
+                double(std::find(nprobes.begin(), nprobes.end(), c->nprobe) -
+                       nprobes.begin()));
         s->y.push_back(
                 qps ? c->m.qps_ratio(kCcd) : c->m.latency_ratio(kCcd, 99));
     }
@@ -463,7 +477,7 @@ Report to_report(
         rep.tables.push_back(t);
         for (int clients : {1, 8}) {
             for (bool qps : {true, false}) {
-                rep.plots.push_back(sweep_plot(cells, clients, qps));
+                rep.plots.push_back(sweep_heatmap(cells, clients, qps));
             }
         }
     }

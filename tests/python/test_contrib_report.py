@@ -147,3 +147,17 @@ def test_cpp_nulls_render_as_dashes():
     r["plots"][0]["series"][0]["y"] = [None, 2000]
     assert "| 32 | - |" in report.markdown(r)
     report.plot(r, "/dev/null")
+
+
+def test_heatmaps_have_a_row_per_series(tmp_path):
+    r = sample()
+    r["plots"] = [{"title": "QPS ratio", "kind": "heatmap", "file": "heat",
+                   "categories": ["1", "16", "256"], "reverse": False,
+                   "series": [{"label": "syn-d32-Flat", "x": [0, 1, 2],
+                               "y": [0.9, 1.1, None]},
+                              {"label": "fmnist-SQ8", "x": [2],
+                               "y": [1.4]}]}]
+    assert [p.name for p in report.finish(r, tmp_path)][-1] == "toy_heat.png"
+    r["plots"][0]["series"][1]["x"] = [5]
+    with pytest.raises(ValueError, match="heat map's x must index"):
+        report.validate(r)
