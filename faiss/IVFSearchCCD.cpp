@@ -182,6 +182,12 @@ struct ScanCall {
                     shape.split_factor,
                     shape.chunk_factor);
             FAISS_THROW_IF_NOT_FMT(
+                    ccd->table_id >= -1 && ccd->table_id < 0xffffffff,
+                    "SearchParametersIVFCCD: table_id must be -1 (derived "
+                    "from the index) or 0..0xfffffffe; 0xffffffff is "
+                    "reserved (got %" PRId64 ")",
+                    int64_t(ccd->table_id));
+            FAISS_THROW_IF_NOT_FMT(
                     shape.list_major_min_batch >= -1,
                     "SearchParametersIVFCCD: list_major_min_batch must be -1 "
                     "(the list sizes decide) or >= 0 (got %" PRId64 ")",

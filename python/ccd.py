@@ -83,6 +83,17 @@ def _check_float32_matrix(name, x, d, allow_vector=False):
     return x
 
 
+def _result_arrays(n, k):
+    """D (n, k) float32 and I (n, k) int64 for a search's results; a
+    MemoryError that names k when they cannot be had."""
+    try:
+        return (np.empty((n, k), dtype=np.float32),
+                np.empty((n, k), dtype=np.int64))
+    except (MemoryError, ValueError):
+        raise MemoryError(f"k={k}: {n} x {k} results ({12 * n * k} bytes) "
+                          "do not fit in memory") from None
+
+
 def _check_params(params, cls):
     if params is not None and not isinstance(params, cls):
         raise TypeError(f"params must be a faiss.{cls.__name__}, "
@@ -204,7 +215,7 @@ def set_default_parallel_mode(mode):
     """The parallel_mode of IVF indexes made or loaded from now on
     (index_factory, read_index, deserialize_index, constructors): 0-3 or
     faiss.PARALLEL_MODE_CCD. Indexes that exist keep theirs."""
-    mode = _check_int("mode", mode, 0)
+    mode = _check_int("mode", mode, 0, 2**31 - 1)
     try:
         faiss.ccd_set_default_parallel_mode(mode)
     except RuntimeError as e:
@@ -237,6 +248,88 @@ def _keep_assigned(the_class, names):
 
 _keep_assigned(faiss.SearchParametersIVFCCD,
                ("runtime", "sel", "quantizer_params"))
+
+
+def _checked_params_init(init):
+    """SearchParametersIVFCCD(**fields): a misspelled field is a TypeError
+    that names it (FAISS's own constructor asserts without a message)."""
+    def checked(self, **fields):
+        for name in fields:
+            if name.startswith("_") or not hasattr(
+                    faiss.SearchParametersIVFCCD, name):
+                raise TypeError(
+                    f"SearchParametersIVFCCD has no field {name!r}")
+        init(self, **fields)
+    return checked
+
+
+faiss.SearchParametersIVFCCD.__init__ = _checked_params_init(
+    faiss.SearchParametersIVFCCD.__init__)
+
+
+def _checked_ivfccd_init(init):
+    """IndexIVFCCD(index, runtime, table_id=0, own_fields=False) with its
+    arguments checked first, each error naming the argument (SWIG's own
+    says only that no overload matched)."""
+    def checked(self, index, runtime, table_id=0, *rest):
+        if index is not None and not isinstance(index, faiss.IndexIVF):
+            raise TypeError(
+                "index must be a faiss.IndexIVF (faiss.extract_index_ivf "
+                f"finds the one inside), not {type(index).__name__}")
+        if isinstance(runtime, Pool):
+            raise TypeError("runtime must be a faiss.CcdRuntime: give "
+                            "pool.runtime, not the faiss.ccd.Pool")
+        if runtime is not None and not isinstance(runtime, faiss.CcdRuntime):
+            raise TypeError("runtime must be a faiss.CcdRuntime "
+                            f"(pool.runtime), not {type(runtime).__name__}")
+        table_id = _check_int("table_id", table_id, 0, 0xFFFFFFFF)
+        init(self, index, runtime, table_id, *rest)
+    return checked
+
+
+def _checked_ivfccd_search(search):
+    """IndexIVFCCD.search with x and k checked first. Each bad argument
+    raises the exception class stock IndexIVF.search raises for it (code
+    that catches stock's keeps working), with a message naming the
+    argument where FAISS's generic wrapper gives none."""
+    def checked(self, x, k, **kw):
+        _check_query_matrix(x, self.d)
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"k must be an int, not {type(k).__name__}")
+        if k < 1:
+            raise AssertionError(f"k must be >= 1, got {k}")
+        return search(self, x, k, **kw)
+    return checked
+
+
+def _checked_ivfccd_range_search(range_search):
+    def checked(self, x, thresh, **kw):
+        _check_query_matrix(x, self.d)
+        return range_search(self, x, thresh, **kw)
+    return checked
+
+
+def _check_query_matrix(x, d):
+    """x: an array of shape (n, d), of any dtype FAISS converts; errors of
+    the classes FAISS's wrapper raises (AttributeError without a .shape,
+    ValueError for another number of dimensions, AssertionError for
+    another d)."""
+    shape = getattr(x, "shape", None)
+    if not isinstance(shape, tuple):
+        raise AttributeError(f"x must be a numpy array of shape (n, {d}), "
+                             f"not {type(x).__name__}")
+    if len(shape) != 2:
+        raise ValueError(f"x must be 2-D of shape (n, {d}), got shape "
+                         f"{shape}")
+    if shape[1] != d:
+        raise AssertionError(f"x has {shape[1]} columns, the index has "
+                             f"d={d}")
+
+
+faiss.IndexIVFCCD.__init__ = _checked_ivfccd_init(faiss.IndexIVFCCD.__init__)
+faiss.IndexIVFCCD.search = _checked_ivfccd_search(faiss.IndexIVFCCD.search)
+faiss.IndexIVFCCD.range_search = _checked_ivfccd_range_search(
+    faiss.IndexIVFCCD.range_search)
 
 
 # -------------------------------------------------------------------- HNSW
@@ -293,7 +386,8 @@ class HNSWTables:
         if not isinstance(index, faiss.IndexHNSW):
             raise TypeError("index must be a faiss.IndexHNSW, "
                             f"not {type(index).__name__}")
-        ef = -1 if ef_search is None else _check_int("ef_search", ef_search, 1)
+        ef = (-1 if ef_search is None
+              else _check_int("ef_search", ef_search, 1, 2**31 - 1))
         with self._lock:
             if table_id in self._indexes:
                 raise ValueError(f"table id {table_id} is already taken")
@@ -341,8 +435,7 @@ class HNSWTables:
         k = _check_int("k", k, 1)
         params = _check_params(params, faiss.SearchParametersHNSW)
         n = x.shape[0]
-        D = np.empty((n, k), dtype=np.float32)
-        I = np.empty((n, k), dtype=np.int64)
+        D, I = _result_arrays(n, k)
         self._tables.search(
             table_id, n, faiss.swig_ptr(x), index.d, k, faiss.swig_ptr(D),
             faiss.swig_ptr(I), params)
@@ -361,8 +454,7 @@ class HNSWTables:
         n = x.shape[0]
         if n == 0:
             raise ValueError("submit: x holds no query")
-        D = np.empty((n, k), dtype=np.float32)
-        I = np.empty((n, k), dtype=np.int64)
+        D, I = _result_arrays(n, k)
         future = concurrent.futures.Future()
         future.set_running_or_notify_cancel()
         result = (D[0], I[0]) if one else (D, I)

@@ -39,7 +39,7 @@ namespace ccd {
 
 namespace {
 
-/// kMaxSpecDim: the largest N or M accepted in an "NxM" spec.
+/// kMaxSpecDim: the largest N, M and N x M accepted in an "NxM" spec.
 constexpr int kMaxSpecDim = 4096;
 /// kMaxSpecCpu: the largest CPU number accepted in a CPU list; above Linux's
 /// largest NR_CPUS, and small enough that a range cannot exhaust memory.
@@ -188,6 +188,15 @@ Topology from_nxm(const std::string& spec, const std::string& body) {
                             quote(token) + " (expected 1.." +
                             std::to_string(kMaxSpecDim) + ")");
         }
+    }
+    // Each worker is a thread: refuse before anything is allocated.
+    if (int64_t(dims[0]) * dims[1] > kMaxSpecDim) {
+        bad_spec(
+                spec,
+                quote(body) + " asks for " +
+                        std::to_string(int64_t(dims[0]) * dims[1]) +
+                        " workers (at most " + std::to_string(kMaxSpecDim) +
+                        " in all)");
     }
     int n_cpus = machine_cpu_count();
     std::vector<std::vector<int>> groups(dims[0]);

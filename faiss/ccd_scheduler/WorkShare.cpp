@@ -7,6 +7,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -166,7 +167,14 @@ ShareStats run_shared(
 
     state->submitted_ns = steady_now_ns();
     for (int g = 0; g < ng; g++) {
-        for (int h = 0; h < groups[g].helpers; h++) {
+        // More helpers than the group's units, or than the pool has
+        // workers, would find nothing to take: they are not submitted (a
+        // caller may ask for 2^30, and each would cost a submit).
+        const int64_t useful = std::min<int64_t>(
+                {int64_t(groups[g].helpers),
+                 groups[g].end - groups[g].begin,
+                 int64_t(pool.num_workers())});
+        for (int64_t h = 0; h < useful; h++) {
             try {
                 pool.submit(groups[g].id, [state, g, &pool] {
                     ShareState& s = *state;

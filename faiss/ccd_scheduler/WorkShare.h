@@ -78,7 +78,8 @@ class RunnerFactory {
     ~RunnerFactory() = default;
 };
 
-/// ShareGroup: units [begin, end), helped by `helpers` tasks keyed by `id`.
+/// ShareGroup: units [begin, end), helped by `helpers` tasks keyed by `id`
+/// (at most one per unit and one per pool worker are submitted).
 struct ShareGroup {
     MappingId id = kLocalMappingId;
     int64_t begin = 0;

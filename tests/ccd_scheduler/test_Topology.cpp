@@ -154,6 +154,10 @@ TEST(TopologySpec, NxMLargestAccepted) {
     Topology t = Topology::from_spec("1x4096");
     EXPECT_EQ(t.num_workers(), 4096);
     EXPECT_EQ(t.cpu_of(4095), expected_cpu(4095));
+    // Each dimension within bounds, the product not: refused before any
+    // of the 16.7 million workers exists.
+    expect_bad("4096x4096", "4096x4096");
+    expect_bad("64x65", "64x65");
 }
 
 TEST(TopologySpec, CpuLists) {

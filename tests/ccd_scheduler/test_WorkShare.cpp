@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace faiss {
@@ -79,7 +80,8 @@ TEST(WorkShare, EveryUnitOnceWithHelpers) {
             ASSERT_EQ(f.runs[u].load(), 1) << "unit " << u;
         }
         EXPECT_EQ(st.units, n);
-        EXPECT_EQ(st.helpers_submitted, 3 * helpers);
+        // At most one helper per pool worker (4 here) is submitted.
+        EXPECT_EQ(st.helpers_submitted, 3 * std::min(helpers, 4));
         EXPECT_LE(st.helpers_with_units, st.helpers_submitted);
         int64_t by_caller = 0;
         for (int64_t u = 0; u < n; u++) {
@@ -94,6 +96,27 @@ TEST(WorkShare, EveryUnitOnceWithHelpers) {
         }
     }
     pool.wait_idle();
+}
+
+TEST(WorkShare, NoMoreHelpersThanUnitsOrWorkers) {
+    // A caller may ask for any number: a helper without a unit to take, or
+    // beyond the pool's workers, is never submitted (2^30 would otherwise
+    // cost 2^30 submits).
+    Pool pool(Topology::from_spec("2x2"), PolicyKind::ccd);
+    for (const auto& [units, helpers, submitted] :
+         {std::tuple<int64_t, int, int>{2, 5, 2},
+          {3, 1 << 30, 3},
+          {5000, 1 << 30, 4},
+          {0, 7, 0}}) {
+        Counting f(std::max<int64_t>(units, 1));
+        const ShareStats st =
+                run_shared(pool, groups_of(pool, units, 1, helpers), 0, f);
+        EXPECT_EQ(st.units, units);
+        EXPECT_EQ(st.helpers_submitted, submitted) << units << " units";
+        for (int64_t u = 0; u < units; u++) {
+            ASSERT_EQ(f.runs[u].load(), 1) << "unit " << u;
+        }
+    }
 }
 
 TEST(WorkShare, EmptyShareRunsNothing) {
