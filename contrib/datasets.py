@@ -21,6 +21,7 @@ of its queries and base, so another sample never reuses a stale file.
 
 import gzip
 import hashlib
+import math
 import os
 import pathlib
 
@@ -31,6 +32,10 @@ from faiss.contrib.datasets import Dataset
 from faiss.contrib.vecs_io import bvecs_mmap, fvecs_mmap, ivecs_read
 
 FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
+
+# The most a synthetic array (base, queries or blob centers) may take, as
+# float32: a typo in "synthetic:NBxD" is an error, not a machine swapping.
+MAX_SYNTHETIC_BYTES = 64 << 30
 
 
 def cache_dir():
@@ -54,11 +59,24 @@ def _stamp(*arrays):
     return h.hexdigest()[:16]
 
 
+METRICS = {"L2": faiss.METRIC_L2, "IP": faiss.METRIC_INNER_PRODUCT}
+
+
 def exact_knn(xq, xb, k, metric="L2"):
-    """Exact k nearest neighbors of xq in xb: (D, I), float32 and int64."""
-    mt = faiss.METRIC_L2 if metric == "L2" else faiss.METRIC_INNER_PRODUCT
-    return faiss.knn(np.ascontiguousarray(xq, dtype="float32"),
-                     np.ascontiguousarray(xb, dtype="float32"), k, metric=mt)
+    """Exact k nearest neighbors of xq in xb: (D, I), float32 and int64.
+    metric is "L2" or "IP" (a Dataset's metric)."""
+    if not isinstance(metric, str) or metric not in METRICS:
+        raise ValueError(f"metric must be 'L2' or 'IP', got {metric!r}")
+    k = _positive("k", k)
+    xq = np.ascontiguousarray(xq, dtype="float32")
+    xb = np.ascontiguousarray(xb, dtype="float32")
+    if xq.ndim != 2 or xb.ndim != 2:
+        raise ValueError(f"xq and xb must be 2-d, got shapes {xq.shape} and "
+                         f"{xb.shape}")
+    if xq.shape[1] != xb.shape[1]:
+        raise ValueError(f"xq has d={xq.shape[1]}, xb d={xb.shape[1]}: the "
+                         "dimensions differ")
+    return faiss.knn(xq, xb, k, metric=METRICS[metric])
 
 
 class CachedGroundTruth(Dataset):
@@ -99,8 +117,8 @@ class CachedGroundTruth(Dataset):
         """The first maxtrain base vectors (all by default): the data sets
         here have no separate training set unless they say so."""
         xb = self.get_database()
-        n = len(xb) if maxtrain is None else max(1, min(int(maxtrain),
-                                                       len(xb)))
+        n = len(xb) if maxtrain is None else \
+            min(_positive("maxtrain", maxtrain), len(xb))
         return xb[:n]
 
     def __str__(self):
@@ -188,7 +206,8 @@ class Vecs(CachedGroundTruth):
     def get_train(self, maxtrain=None):
         if self._xt is None:
             return super().get_train(maxtrain)
-        n = self.nt if maxtrain is None else min(int(maxtrain), self.nt)
+        n = self.nt if maxtrain is None else \
+            min(_positive("maxtrain", maxtrain), self.nt)
         return np.ascontiguousarray(self._xt[:n], dtype="float32")
 
     def get_groundtruth(self, k=100):
@@ -299,9 +318,19 @@ class SkewedSynthetic(CachedGroundTruth):
         self.d = _positive("d", d)
         self.nq = _positive("nq", nq)
         self.nblobs = _positive("nblobs", nblobs)
+        for name, n in (("nb", self.nb), ("nq", self.nq),
+                        ("nblobs", self.nblobs)):
+            _fits(name, n, self.d)
         for name, v in (("size_sigma", size_sigma), ("zipf", zipf),
                         ("spread", spread)):
-            if not np.isfinite(v) or v < 0:
+            if isinstance(v, bool) or not isinstance(
+                    v, (int, float, np.integer, np.floating)):
+                raise TypeError(f"{name} must be a number, got {v!r}")
+            try:
+                finite = math.isfinite(v)
+            except OverflowError:          # an int beyond any float
+                finite = False
+            if not finite or v < 0:
                 raise ValueError(f"{name} must be finite and >= 0, got {v!r}")
         self.size_sigma, self.zipf, self.spread = size_sigma, zipf, spread
         self.seed = seed
@@ -325,7 +354,7 @@ class SkewedSynthetic(CachedGroundTruth):
     def query_trace(self, n, hot_rotate_every=None, seed=None):
         """n queries; with hot_rotate_every=m the hot set moves every m
         queries (see the class docstring)."""
-        n = _positive("n", n)
+        n = _fits("n", _positive("n", n), self.d)
         if hot_rotate_every is not None:
             hot_rotate_every = _positive("hot_rotate_every",
                                          hot_rotate_every)
@@ -349,6 +378,16 @@ def _positive(name, v, maximum=None):
     return int(v)
 
 
+def _fits(name, n, d):
+    """n: n rows of d float32 stay under MAX_SYNTHETIC_BYTES."""
+    if n * d * 4 > MAX_SYNTHETIC_BYTES:
+        raise ValueError(f"{name}={n} vectors of d={d} would take "
+                         f"{n * d * 4 / 2**30:.3g} GiB of float32, over the "
+                         f"{MAX_SYNTHETIC_BYTES >> 30} GiB a synthetic "
+                         "data set may take")
+    return n
+
+
 def by_name(spec, nq=None):
     """A data set from a command-line name:
         fmnist               Fashion-MNIST (Debian's package)
@@ -356,7 +395,13 @@ def by_name(spec, nq=None):
         synthetic:NBxD       another size, e.g. synthetic:100000x64
         sift1m:DIR, gist1m:DIR, deep1m:DIR   files in DIR
         hdf5:FILE            an ann-benchmarks file
-    nq limits the queries (the first nq)."""
+    nq limits the queries (the first nq; None: all, or 2000 synthetic
+    ones)."""
+    if not isinstance(spec, str):
+        raise TypeError(f"spec must be a data set name such as 'fmnist' or "
+                        f"'synthetic:100000x64', got {spec!r}")
+    if nq is not None:
+        nq = _positive("nq", nq)
     kind, _, arg = spec.partition(":")
     if kind == "fmnist":
         return FashionMNIST(arg or None, nq=nq)
@@ -368,8 +413,8 @@ def by_name(spec, nq=None):
             except ValueError:
                 raise ValueError(f"{spec!r}: expected synthetic:NBxD, e.g. "
                                  "synthetic:100000x64") from None
-        return SkewedSynthetic(nb=nb, d=d, nq=nq or 2000, nblobs=2048,
-                               spread=0.5)
+        return SkewedSynthetic(nb=nb, d=d, nq=2000 if nq is None else nq,
+                               nblobs=2048, spread=0.5)
     presets = {"sift1m": sift1m, "gist1m": gist1m, "deep1m": deep1m}
     if kind in presets:
         if not arg:

@@ -21,6 +21,28 @@ from faiss.contrib.evaluation import knn_intersection_measure
 
 PERCENTILES = (("p50_ms", 50.0), ("p99_ms", 99.0), ("p999_ms", 99.9))
 
+# The most points latency_ccdf gives: far more than a plot shows.
+MAX_CCDF_POINTS = 10000
+
+
+def _int(name, v):
+    """v, an int (not a bool), or a TypeError naming it."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {v!r}")
+    return int(v)
+
+
+def _latencies(latencies_s):
+    """latencies_s as a flat float array, or a TypeError naming it."""
+    try:
+        lat = np.asarray(latencies_s, dtype=float)
+    except (TypeError, ValueError):
+        lat = None
+    if lat is None or lat.ndim == 0:
+        raise TypeError(f"latencies_s must be a sequence of seconds, got "
+                        f"{type(latencies_s).__name__}")
+    return lat.ravel()
+
 
 def _check_results(I, gt):
     I, gt = np.asarray(I), np.asarray(gt)
@@ -40,6 +62,7 @@ def recall_at(I, gt, r):
     neighbor gt[:, 0] is in I[:, :r]. r may exceed I's width only if it
     is not asked for: asking R@100 of k=10 results is an error."""
     I, gt = _check_results(I, gt)
+    r = _int("rank r", r)
     if r < 1 or r > I.shape[1]:
         raise ValueError(f"rank {r} outside the {I.shape[1]} results")
     return float((I[:, :r] == gt[:, :1]).any(axis=1).mean())
@@ -48,7 +71,7 @@ def recall_at(I, gt, r):
 def intersection_recall(I, gt, k=None):
     """k-recall at k: |I[:, :k] & gt[:, :k]| / (nq k)."""
     I, gt = _check_results(I, gt)
-    k = min(I.shape[1], gt.shape[1]) if k is None else k
+    k = min(I.shape[1], gt.shape[1]) if k is None else _int("k", k)
     if k < 1 or k > I.shape[1] or k > gt.shape[1]:
         raise ValueError(f"k={k} outside results ({I.shape[1]}) or ground "
                          f"truth ({gt.shape[1]})")
@@ -58,7 +81,7 @@ def intersection_recall(I, gt, k=None):
 def percentiles(latencies_s):
     """P50, P99 and P999 in milliseconds (linear interpolation between
     samples, numpy's default). NaN for an empty sample."""
-    lat = np.asarray(latencies_s, dtype=float)
+    lat = _latencies(latencies_s)
     if lat.size == 0:
         return {name: float("nan") for name, _ in PERCENTILES}
     return {name: float(np.percentile(lat, q) * 1e3)
@@ -68,8 +91,14 @@ def percentiles(latencies_s):
 def summary(latencies_s, wall_s, queries):
     """QPS (queries / wall), ms per query (wall / queries, as
     bench_all_ivf.py reports it) and the percentiles of the latencies."""
-    if wall_s <= 0:
-        raise ValueError(f"wall time must be positive, got {wall_s}")
+    if isinstance(wall_s, bool) or not isinstance(
+            wall_s, (int, float, np.integer, np.floating)):
+        raise TypeError(f"wall time wall_s must be a number, got {wall_s!r}")
+    if not np.isfinite(wall_s) or wall_s <= 0:
+        raise ValueError(f"wall time must be positive and finite, got "
+                         f"{wall_s}")
+    if _int("queries", queries) < 0:
+        raise ValueError(f"queries must be >= 0, got {queries}")
     out = {"qps": queries / wall_s,
            "ms_per_query": 1e3 * wall_s / queries if queries else
            float("nan")}
@@ -83,11 +112,12 @@ def latency_ccdf(latencies_s, points=64):
     of calls slower than each}, the shares log-spaced from 1 down to
     1 / len(latencies_s), so the tail gets as many points as the body.
     Empty lists for no latencies."""
-    lat = np.asarray(latencies_s, dtype=float)
+    lat = _latencies(latencies_s)
+    if not 2 <= _int("points", points) <= MAX_CCDF_POINTS:
+        raise ValueError(f"points must be from 2 to {MAX_CCDF_POINTS}, got "
+                         f"{points}")
     if lat.size == 0:
         return {"ms": [], "slower": []}
-    if points < 2:
-        raise ValueError(f"points must be at least 2, got {points}")
     slower = np.logspace(0, -np.log10(lat.size), points) \
         if lat.size > 1 else np.ones(1)
     ms = np.quantile(lat, 1 - slower) * 1e3
@@ -99,6 +129,8 @@ def pool_counters(pool):
     """(tasks run, steals inside a CCD, steals across CCDs) of a
     faiss.ccd.Pool so far: subtract two readings to count what ran
     between them."""
+    if not callable(getattr(pool, "stats", None)):
+        raise TypeError(f"pool must be a faiss.ccd.Pool, got {pool!r}")
     s = pool.stats()
     return np.array([s["tasks_run"], s["intra_ccd_steals"],
                      s["cross_ccd_steals"]], dtype=np.int64)
@@ -110,6 +142,13 @@ def combine_rounds(measured):
     all latencies pooled (more samples for the tail) and their
     distribution (latency_ccdf), the counters summed with the cross-CCD
     share of the steals."""
+    measured = list(measured)
+    if not measured:
+        raise ValueError("no rounds to combine: give at least one round, "
+                         "(run, counters)")
+    if not all(isinstance(m, (tuple, list)) and len(m) == 2
+               for m in measured):
+        raise TypeError("each round must be a pair (run, counters or None)")
     runs = [r for r, _ in measured]
     lat = np.concatenate([r.latencies_s for r in runs])
     row = {"qps": float(np.median([r.qps for r in runs])),

@@ -34,6 +34,13 @@ import numpy as np
 
 from . import evaluation
 
+# Bounds on what one run may ask for: more threads than this is a typo (or
+# a machine brought down), and so are arrival schedules or batches that
+# would not fit in memory.
+MAX_THREADS = 4096
+MAX_ARRIVALS = 10 ** 8
+MAX_BATCH_BYTES = 4 << 30
+
 
 @dataclasses.dataclass
 class Run:
@@ -62,13 +69,30 @@ def _rows(xq):
     return xq
 
 
-def _positive(name, v, kind=int):
+def _positive(name, v, kind=int, maximum=None):
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer,
                                                  np.floating)) \
-            or not v > 0 or (kind is int and int(v) != v):
-        raise ValueError(f"{name} must be a positive {kind.__name__}, got "
-                         f"{v!r}")
-    return kind(v)
+            or not v > 0 or not (isinstance(v, (int, np.integer))
+                                 or np.isfinite(v)) \
+            or (kind is int and int(v) != v):
+        raise ValueError(f"{name} must be a finite positive "
+                         f"{kind.__name__}, got {v!r}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{name}={v!r} exceeds the {maximum} a load "
+                         "generator allows")
+    try:
+        return kind(v)
+    except OverflowError:
+        raise ValueError(f"{name}={v!r} is too large") from None
+
+
+def _callables(search, thread_init):
+    if not callable(search):
+        raise TypeError(f"search must be callable, search(x), got "
+                        f"{search!r}")
+    if thread_init is not None and not callable(thread_init):
+        raise TypeError(f"thread_init must be callable or None, got "
+                        f"{thread_init!r}")
 
 
 def _limits(duration_s, calls):
@@ -84,8 +108,14 @@ def batches(search, xq, batch_size, duration_s=None, calls=None,
     """One caller searching xq in consecutive batches of batch_size rows
     (wrapping round xq), until duration_s has passed or after `calls`
     calls. Latencies are per call."""
+    _callables(search, thread_init)
     xq = _rows(xq)
     b = _positive("batch_size", batch_size)
+    if b * xq.nbytes // len(xq) > MAX_BATCH_BYTES:
+        raise ValueError(f"batch_size={b} queries of d={xq.shape[1]} would "
+                         f"take {b * xq.nbytes / len(xq) / 2**30:.3g} GiB, "
+                         f"over the {MAX_BATCH_BYTES >> 30} GiB a batch may "
+                         "take")
     duration_s, calls = _limits(duration_s, calls)
     if thread_init:
         thread_init()
@@ -114,7 +144,7 @@ class _Threads:
     """n threads that start together on a barrier, stop together on the
     first error (which join() raises), and report per-thread lists."""
 
-    def __init__(self, n, body, thread_init):
+    def __init__(self, n, body, thread_init, what="threads"):
         self.errors, self.stop = [], threading.Event()
         self.results = [None] * n
         self.barrier = threading.Barrier(n + 1)
@@ -134,8 +164,17 @@ class _Threads:
 
         self.threads = [threading.Thread(target=run, args=(t,), daemon=True)
                         for t in range(n)]
-        for th in self.threads:
-            th.start()
+        for t, th in enumerate(self.threads):
+            try:
+                th.start()
+            except RuntimeError as e:
+                # Release the threads started so far, then say how many.
+                self.stop.set()
+                self.barrier.abort()
+                for started in self.threads[:t]:
+                    started.join()
+                raise RuntimeError(f"{what}={n}: only {t} threads could "
+                                   f"start ({e})") from e
 
     def start(self):
         """Release the threads. self.t0, the clock's start, is written
@@ -158,8 +197,9 @@ def closed_loop(search, xq, clients, duration_s=None, calls=None,
     """`clients` threads, each searching one query at a time (client c
     starts at row c * len(xq) // clients and walks on), for duration_s
     seconds or `calls` calls per client."""
+    _callables(search, thread_init)
     xq = _rows(xq)
-    n = _positive("clients", clients)
+    n = _positive("clients", clients, maximum=MAX_THREADS)
     duration_s, calls = _limits(duration_s, calls)
 
     def body(c):
@@ -177,7 +217,7 @@ def closed_loop(search, xq, clients, duration_s=None, calls=None,
                 break
         return lat, time.perf_counter()
 
-    threads = _Threads(n, body, thread_init)
+    threads = _Threads(n, body, thread_init, "clients")
     threads.start()
     threads.join()
     lat = np.concatenate([np.asarray(r[0]) for r in threads.results])
@@ -190,6 +230,10 @@ def poisson_arrivals(rate_qps, duration_s, seed=0):
     rate over duration_s: exponential gaps."""
     rate = _positive("rate_qps", rate_qps, float)
     duration = _positive("duration_s", duration_s, float)
+    if rate * duration > MAX_ARRIVALS:
+        raise ValueError(f"rate_qps={rate_qps!r} for duration_s="
+                         f"{duration_s!r} is {rate * duration:.3g} arrivals, "
+                         f"over the {MAX_ARRIVALS} a run may hold")
     rs = np.random.RandomState(seed)
     n = int(rate * duration * 1.2 + 10 * np.sqrt(rate * duration) + 10)
     t = np.cumsum(rs.exponential(1.0 / rate, n))
@@ -206,8 +250,9 @@ def open_loop(search, xq, rate_qps, duration_s, senders=64, seed=0,
     next query's arrival time (if it is already late, it sends at once).
     Latency = answer time - scheduled arrival. Senders should outnumber
     the queries in flight, or their own queue becomes the bottleneck."""
+    _callables(search, thread_init)
     xq = _rows(xq)
-    n = _positive("senders", senders)
+    n = _positive("senders", senders, maximum=MAX_THREADS)
     arrivals = poisson_arrivals(rate_qps, duration_s, seed)
     if len(arrivals) == 0:
         raise ValueError("no arrival in the window: raise the rate or the "
@@ -232,7 +277,7 @@ def open_loop(search, xq, rate_qps, duration_s, senders=64, seed=0,
             lat[i] = time.perf_counter() - due
         return time.perf_counter()
 
-    threads = _Threads(n, body, thread_init)
+    threads = _Threads(n, body, thread_init, "senders")
     threads.start()
     threads.join()
     end = max(threads.results)

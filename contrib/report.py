@@ -117,6 +117,24 @@ def _table(columns, rows):
     return lines
 
 
+def _items(report, key):
+    """report[key], a list ([] when absent)."""
+    items = report.get(key, [])
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(f"{key!r} must be a list, got {items!r}")
+    return items
+
+
+def _has_lists(what, d, keys):
+    """d is a dict, and its `keys` hold lists (or tuples)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{what} must be a dict, got {d!r}")
+    for key in keys:
+        if not isinstance(d.get(key), (list, tuple)):
+            raise ValueError(f"{what} needs a list {key!r}, got "
+                             f"{d.get(key)!r}")
+
+
 def validate(report):
     """Raise ValueError naming the first thing wrong with a report."""
     if not isinstance(report, dict):
@@ -127,12 +145,19 @@ def validate(report):
     if not report["benchmark"].replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"benchmark {report['benchmark']!r} must be a "
                          "plain file name")
-    for t in report.get("tables", []):
+    for t in _items(report, "tables"):
+        what = f"table {t.get('title') if isinstance(t, dict) else t!r}"
+        _has_lists(what, t, ("columns", "rows"))
+        for r in t["rows"]:
+            if not isinstance(r, (list, tuple)):
+                raise ValueError(f"{what}: row {r!r} is not a list")
         _table(t["columns"], t["rows"])
-    for s in report.get("sections", []):
+    for s in _items(report, "sections"):
         if not isinstance(s, dict) or not isinstance(s.get("title"), str):
             raise ValueError(f"section {s!r} needs a string 'title'")
-    for p in report.get("plots", []):
+    for p in _items(report, "plots"):
+        if not isinstance(p, dict):
+            raise ValueError(f"plot {p!r} must be a dict")
         name = p.get("file")
         if name is not None and (not isinstance(name, str) or not name
                                  or not name.replace("_", "").replace(
@@ -142,7 +167,13 @@ def validate(report):
         if p.get("kind", "line") not in ("line", "bar", "heatmap"):
             raise ValueError(f"plot {p.get('title')!r}: kind must be "
                              "'line', 'bar' or 'heatmap'")
+        if not isinstance(p.get("series", []), (list, tuple)):
+            raise ValueError(f"plot {p.get('title')!r}: 'series' must be a "
+                             "list")
         for s in p.get("series", []):
+            _has_lists(f"plot {p.get('title')!r}, series "
+                       f"{s.get('label') if isinstance(s, dict) else s!r}",
+                       s, ("x", "y"))
             if p.get("kind") in ("bar", "heatmap") and not all(
                     isinstance(x, int) and
                     0 <= x < len(p.get("categories", [])) for x in s["x"]):
@@ -152,8 +183,8 @@ def validate(report):
                 raise ValueError(f"plot {p.get('title')!r}, series "
                                  f"{s.get('label')!r}: {len(s['x'])} x for "
                                  f"{len(s['y'])} y")
-    for t in report.get("targets", []):
-        if "target" not in t or "met" not in t:
+    for t in _items(report, "targets"):
+        if not isinstance(t, dict) or "target" not in t or "met" not in t:
             raise ValueError(f"target {t!r} needs 'target' and 'met'")
 
 
