@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -72,6 +73,94 @@ std::vector<uint64_t> Monitor::loads_under(
     return loads;
 }
 
+bool plan_remap(
+        const MonitorConfig& config,
+        const TrafficWindow& fast,
+        const TrafficWindow& slow,
+        const Mapping& current,
+        const MappingSnapshot* previous,
+        int num_ccds,
+        double now,
+        double last_remap_time,
+        RemapPlan* plan) {
+    const int nccd = num_ccds;
+    if (nccd < 2 || fast.total_bytes() == 0) {
+        return false;
+    }
+    if (now - last_remap_time < config.min_remap_interval_s) {
+        return false;
+    }
+    std::vector<uint64_t> loads(nccd, 0);
+    for (const auto& [id, bytes] : fast.totals()) {
+        loads[current.pick_ccd(id, nccd)] += bytes;
+    }
+    const double before = imbalance(loads);
+    // No mapping beats one id's own traffic: when the hottest id alone
+    // is over the threshold, only re-map if we are 5% above that bound,
+    // or every tick would move traffic for nothing (bench_mapping, 12x8).
+    uint64_t hottest = 0;
+    for (const auto& entry : fast.totals()) {
+        hottest = std::max(hottest, entry.second);
+    }
+    const double bound =
+            std::max(1.0, double(hottest) * nccd / double(fast.total_bytes()));
+    if (before <= std::max(config.imbalance_threshold, 1.05 * bound)) {
+        return false;
+    }
+
+    const size_t n = fast.totals().size();
+    std::vector<MappingId> ids;
+    std::vector<uint64_t> traffic;
+    std::vector<int> old_ccd;
+    ids.reserve(n);
+    traffic.reserve(n);
+    old_ccd.reserve(n);
+    for (const auto& [id, bytes] : fast.totals()) {
+        ids.push_back(id);
+        traffic.push_back(bytes);
+        old_ccd.push_back(current.pick_ccd(id, nccd));
+    }
+    const std::vector<int> new_ccd = config.migration_aware
+            ? map_migration_aware(
+                      traffic,
+                      old_ccd,
+                      nccd,
+                      config.migration_slack)
+            : map_hot_cold(traffic, nccd);
+    const double after = imbalance(ccd_loads(traffic, new_ccd, nccd));
+    if (after > before * 0.99) {
+        return false; // nothing a re-map can fix
+    }
+    RemapRecord rec;
+    rec.time = now;
+    rec.imbalance_before = before;
+    rec.imbalance_after = after;
+    for (size_t i = 0; i < n; i++) {
+        if (new_ccd[i] != old_ccd[i]) {
+            rec.ids_moved++;
+            rec.traffic_moved += traffic[i];
+        }
+    }
+    // Stickiness: ids of the previous snapshot that went quiet stay put
+    // while the slow window still holds their traffic; quieter ones go
+    // back to the hash. So the snapshot holds at most the slow window's
+    // ids: it does not grow with every id ever placed.
+    std::vector<int> ccds = new_ccd;
+    if (previous != nullptr) {
+        for (MappingId id : previous->ids()) {
+            if (!fast.totals().count(id) && slow.totals().count(id)) {
+                ids.push_back(id);
+                ccds.push_back(previous->find(id));
+            }
+        }
+    }
+    rec.ids_placed = ids.size();
+    plan->ids = std::move(ids);
+    plan->ccds = std::move(ccds);
+    plan->record = rec;
+    return true;
+}
+
 bool Monitor::tick() {
     std::lock_guard<std::mutex> lock(mutex_);
     const double now = clock_->now();
@@ -96,81 +185,30 @@ bool Monitor::tick() {
     fast_.advance(now);
     slow_.advance(now);
 
-    const int nccd = pool_.topology().num_ccds();
-    if (pool_.policy() != PolicyKind::ccd || nccd < 2 ||
-        fast_.total_bytes() == 0) {
+    if (pool_.policy() != PolicyKind::ccd) {
         return false;
     }
-    if (!history_.empty() &&
-        now - history_.back().time < config_.min_remap_interval_s) {
-        return false;
-    }
-    const std::shared_ptr<const Mapping> current = pool_.mapping();
-    const double before = imbalance(loads_under(*current, fast_.totals()));
-    // No mapping beats one id's own traffic: when the hottest id alone
-    // is over the threshold, only re-map if we are 5% above that bound,
-    // or every tick would move traffic for nothing (bench_mapping, 12x8).
-    uint64_t hottest = 0;
-    for (const auto& entry : fast_.totals()) {
-        hottest = std::max(hottest, entry.second);
-    }
-    const double bound =
-            std::max(1.0, double(hottest) * nccd / double(fast_.total_bytes()));
-    if (before <= std::max(config_.imbalance_threshold, 1.05 * bound)) {
-        return false;
-    }
-
     const auto t0 = std::chrono::steady_clock::now();
-    const size_t n = fast_.totals().size();
-    std::vector<MappingId> ids;
-    std::vector<uint64_t> traffic;
-    std::vector<int> old_ccd;
-    ids.reserve(n);
-    traffic.reserve(n);
-    old_ccd.reserve(n);
-    for (const auto& [id, bytes] : fast_.totals()) {
-        ids.push_back(id);
-        traffic.push_back(bytes);
-        old_ccd.push_back(current->pick_ccd(id, nccd));
+    const std::shared_ptr<const Mapping> current = pool_.mapping();
+    RemapPlan plan;
+    if (!plan_remap(
+                config_,
+                fast_,
+                slow_,
+                *current,
+                snapshot_.get(),
+                pool_.topology().num_ccds(),
+                now,
+                history_.empty() ? -std::numeric_limits<double>::infinity()
+                                 : history_.back().time,
+                &plan)) {
+        return false;
     }
-    const std::vector<int> new_ccd = config_.migration_aware
-            ? map_migration_aware(
-                      traffic,
-                      old_ccd,
-                      nccd,
-                      config_.migration_slack)
-            : map_hot_cold(traffic, nccd);
-    const double after = imbalance(ccd_loads(traffic, new_ccd, nccd));
-    if (after > before * 0.99) {
-        return false; // nothing a re-map can fix
-    }
-    RemapRecord rec;
-    rec.time = now;
-    rec.imbalance_before = before;
-    rec.imbalance_after = after;
-    for (size_t i = 0; i < n; i++) {
-        if (new_ccd[i] != old_ccd[i]) {
-            rec.ids_moved++;
-            rec.traffic_moved += traffic[i];
-        }
-    }
-    // Stickiness: ids of the previous snapshot that went quiet stay put
-    // while the slow window still holds their traffic; quieter ones go
-    // back to the hash. So the snapshot holds at most the slow window's
-    // ids: it does not grow with every id ever placed.
-    std::vector<int> ccds = new_ccd;
-    if (snapshot_) {
-        for (MappingId id : snapshot_->ids()) {
-            if (!fast_.totals().count(id) && slow_.totals().count(id)) {
-                ids.push_back(id);
-                ccds.push_back(snapshot_->find(id));
-            }
-        }
-    }
-    rec.ids_placed = ids.size();
+    RemapRecord rec = plan.record;
+    const int nccd = pool_.topology().num_ccds();
     auto next = std::make_shared<MappingSnapshot>(
-            std::move(ids),
-            std::move(ccds),
+            std::move(plan.ids),
+            std::move(plan.ccds),
             nccd);
     rec.build_ms = std::chrono::duration<double, std::milli>(
                            std::chrono::steady_clock::now() - t0)

@@ -81,6 +81,34 @@ struct MonitorStats {
     RemapRecord last_remap;            ///< valid when remaps > 0
 };
 
+/// RemapPlan: the mapping a re-map would publish: `ids` placed on `ccds`
+/// (parallel arrays), and its record (epoch and build_ms left to the
+/// caller, who publishes it).
+struct RemapPlan {
+    std::vector<MappingId> ids;
+    std::vector<int> ccds;
+    RemapRecord record;
+};
+
+/// plan_remap: the monitor's re-map decision, as a pure function of its
+/// inputs, so that a simulator can drive it with a simulated clock. `fast`
+/// and `slow` are the two windows at time `now`; `current` the mapping in
+/// force; `previous` the last snapshot this monitor published (nullptr:
+/// none); `last_remap_time` when that was (-infinity: never). Returns true
+/// and fills `plan` when a re-map is due (the rules in the header comment
+/// above: interval, threshold, the hottest id's bound, the 1% gain, the
+/// slow window's stickiness).
+bool plan_remap(
+        const MonitorConfig& config,
+        const TrafficWindow& fast,
+        const TrafficWindow& slow,
+        const Mapping& current,
+        const MappingSnapshot* previous,
+        int num_ccds,
+        double now,
+        double last_remap_time,
+        RemapPlan* plan);
+
 class Monitor final : public TrafficSink {
    public:
     /// Monitor: watches `pool` (which must outlive it); clock defaults to

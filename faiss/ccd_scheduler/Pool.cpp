@@ -49,22 +49,13 @@ struct CurrentWorker {
 };
 thread_local CurrentWorker tl_current;
 
-/// tl_rotor_seed: a well-mixed per-thread number (thread ids are aligned
-/// addresses, so their low bits alone would put every thread on the same
-/// stripe and the same first worker). It picks the thread's reader stripe
-/// and seeds tl_rotor, the thread's round-robin position for the
-/// dispatcher: per thread, so submitters never share (and bounce) a
-/// counter's cache line.
-thread_local const uint32_t tl_rotor_seed = uint32_t(hash_mapping_id(
-        std::hash<std::thread::id>()(std::this_thread::get_id())));
+/// tl_rotor_seed: a well-mixed per-thread number (submitter_rotor_seed).
+/// It picks the thread's reader stripe and seeds tl_rotor, the thread's
+/// round-robin position for the dispatcher: per thread, so submitters
+/// never share (and bounce) a counter's cache line.
+thread_local const uint32_t tl_rotor_seed = submitter_rotor_seed(
+        std::hash<std::thread::id>()(std::this_thread::get_id()));
 thread_local uint32_t tl_rotor = tl_rotor_seed;
-
-uint64_t xorshift64(uint64_t& state) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
 
 // Pauses between two idle polls of the work loop. 16 PAUSEs are ~0.1 to
 // 0.7 us depending on the core generation: short enough for the spin
@@ -90,7 +81,7 @@ struct alignas(64) Pool::Worker {
     Worker(const PoolOptions& options, uint64_t seed)
             : queue(options.deque_capacity, options.ring_capacity),
               backoff(options.steal.max_backoff_shift),
-              rng(seed | 1) {}
+              rng(seed) {}
 };
 
 struct Pool::CallerGate : detail::FifoGate {
@@ -141,8 +132,7 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
 
     workers_.reserve(nw);
     for (int w = 0; w < nw; w++) {
-        workers_.emplace_back(
-                new Worker(options_, hash_mapping_id(uint64_t(w) + 0x5eed)));
+        workers_.emplace_back(new Worker(options_, worker_random_seed(w)));
     }
     detail::watch_forks();
     fork_generation_ = detail::fork_generation();
@@ -341,44 +331,27 @@ uint64_t Pool::mapping_epoch() const {
     return mapping_->version();
 }
 
-int Pool::choose_worker_in_ccd(int ccd) {
-    const int first = topology_.first_worker(ccd);
-    const int n = topology_.ccd_size(ccd);
-    if (n == 1) {
-        return first;
-    }
-    const int w = first + int(tl_rotor++ % uint32_t(n));
-    // Not the worker pinned to the submitter's own CPU: it could start the
-    // task only by taking the CPU from the submitter, who usually goes on
-    // working (a caller that scans beside its helpers). Measured before
-    // this: a helper sent there ran after the caller's scans, not beside
-    // them (a batch of 4 queries, 1 helper: the caller ran 95% of the
-    // units). The CPU is a hint: the thread may move right after.
-    if (options_.pin_workers && topology_.cpu_of(w) >= 0 &&
-        topology_.cpu_of(w) == sched_getcpu()) {
-        return first + (w - first + 1) % n;
-    }
-    return w;
-}
-
 void Pool::dispatch(TaskNode* task) {
     revive_after_fork();
     const int self = current_worker();
     const bool local = task->id == kLocalMappingId;
-    int target;
-    if (policy_.places_by_id() && !local) {
-        const int ccd = mapped_ccd(task->id);
-        // Submitted from a worker of the right CCD: keep it in the owner's
-        // deque, where siblings can still steal it.
-        target = (self >= 0 && topology_.ccd_of(self) == ccd)
-                ? self
-                : choose_worker_in_ccd(ccd);
-    } else if (
-            self >= 0 && (local || policy_.kind() == PolicyKind::flat_steal)) {
-        target = self; // bthread style: a worker's children stay with it
-    } else {
-        target = int(tl_rotor++ % uint32_t(topology_.num_workers()));
-    }
+    const int ccd =
+            policy_.places_by_id() && !local ? mapped_ccd(task->id) : -1;
+    // The CPU is a hint (the thread may move right after), asked only when
+    // the choice depends on it. Measured before the policy passed over the
+    // caller's own worker: a helper sent there ran after the caller's scans,
+    // not beside them (a batch of 4 queries, 1 helper: the caller ran 95% of
+    // the units).
+    const int target = policy_.dispatch_target(
+            topology_,
+            ccd,
+            local,
+            self,
+            tl_rotor,
+            options_.pin_workers,
+            [] {
+                return sched_getcpu();
+            });
     try {
         if (target == self) {
             workers_[target]->queue.push_local(task);
@@ -402,32 +375,19 @@ void Pool::wake_for(int target) {
         return;
     }
     // Everything below is opportunistic: a helper for a busy target.
-    if (num_parked_.load(std::memory_order_relaxed) == 0 || !policy_.steals()) {
+    if (num_parked_.load(std::memory_order_relaxed) == 0) {
         return;
     }
-    const std::vector<int>& near = policy_.near_victims(target);
-    if (!near.empty()) {
-        // The workers that steal from `target` first are its own near
-        // victims (both relations are symmetric).
-        Permutation order(int(near.size()), hash_mapping_id(tl_rotor++));
-        for (int i = 0; i < int(near.size()); i++) {
-            if (workers_[near[order.at(i)]]->parker.unpark()) {
-                return;
-            }
-        }
-    }
-    const std::vector<int>& remote = policy_.remote_ccds(target);
-    if (remote.empty() ||
-        !policy_.remote_ccd_is_victim(ccd_backlog(topology_.ccd_of(target)))) {
-        return;
-    }
-    for (int c : remote) {
-        for (int i = 0; i < topology_.ccd_size(c); i++) {
-            if (workers_[topology_.first_worker(c) + i]->parker.unpark()) {
-                return;
-            }
-        }
-    }
+    policy_.wake_helper(
+            topology_,
+            target,
+            tl_rotor,
+            [this](int v) {
+                return workers_[v]->parker.unpark();
+            },
+            [this](int c) {
+                return ccd_backlog(c);
+            });
 }
 
 int64_t Pool::ccd_backlog(int ccd) const {
@@ -445,45 +405,26 @@ TaskNode* Pool::find_task(int w, bool ignore_backoff) {
         me.local_pops.bump();
         return task;
     }
-    const std::vector<int>& near = policy_.near_victims(w);
-    if (!near.empty()) {
-        Permutation order(int(near.size()), xorshift64(me.rng));
-        for (int i = 0; i < int(near.size()); i++) {
-            const int v = near[order.at(i)];
-            if (TaskNode* task = workers_[v]->queue.steal()) {
-                // flat_steal's victims span CCDs: classify by topology.
-                if (topology_.ccd_of(v) == topology_.ccd_of(w)) {
-                    me.intra_ccd_steals.bump();
-                } else {
-                    me.cross_ccd_steals.bump();
-                }
-                return task;
-            }
+    const StealOutcome<TaskNode*> got = policy_.steal_round<TaskNode*>(
+            topology_,
+            w,
+            me.rng,
+            me.backoff,
+            ignore_backoff,
+            [this](int v) {
+                return workers_[v]->queue.steal();
+            },
+            [this](int c) {
+                return ccd_backlog(c);
+            });
+    if (got.victim >= 0) {
+        if (got.cross_ccd) {
+            me.cross_ccd_steals.bump();
+        } else {
+            me.intra_ccd_steals.bump();
         }
     }
-    // Every sibling was empty: the ccd policy may now cross.
-    const std::vector<int>& remote = policy_.remote_ccds(w);
-    if (remote.empty() || !(ignore_backoff || me.backoff.should_try())) {
-        return nullptr;
-    }
-    Permutation ccd_order(int(remote.size()), xorshift64(me.rng));
-    for (int i = 0; i < int(remote.size()); i++) {
-        const int c = remote[ccd_order.at(i)];
-        if (!policy_.remote_ccd_is_victim(ccd_backlog(c))) {
-            continue;
-        }
-        const int first = topology_.first_worker(c);
-        Permutation order(topology_.ccd_size(c), xorshift64(me.rng));
-        for (int j = 0; j < topology_.ccd_size(c); j++) {
-            if (TaskNode* task = workers_[first + order.at(j)]->queue.steal()) {
-                me.cross_ccd_steals.bump();
-                me.backoff.on_success();
-                return task;
-            }
-        }
-    }
-    me.backoff.on_failure();
-    return nullptr;
+    return got.item;
 }
 
 void Pool::run_task(int w, TaskNode* task) {

@@ -4,7 +4,10 @@
  * A task is submitted with the MappingId of the memory it touches. The
  * dispatcher resolves the id to a CCD through the pool's Mapping
  * (pick_ccd), then to one worker of that CCD (round-robin per submitting
- * thread), and pushes the task into that worker's run queue. Workers run their
+ * thread), and pushes the task into that worker's run queue. Every choice
+ * of whom (target, helper to wake, victim order) is StealPolicy's
+ * (dispatch_target, wake_helper, steal_round); the pool supplies the
+ * mechanism: queues, parking, counters. Workers run their
  * own queue, then steal as the StealPolicy orders, then spin, then park. The
  * pool knows nothing of FAISS.
  *
@@ -255,7 +258,6 @@ class Pool {
     void run_task(int w, TaskNode* task);
     void worker_main(int w);
     int64_t ccd_backlog(int ccd) const;
-    int choose_worker_in_ccd(int ccd);
     /// revive_after_fork: in a fork() child, start the pool's workers
     /// again (the parent's are not there) before anything waits for them;
     /// a relaxed load and a compare otherwise. See detail/ForkGeneration.h.

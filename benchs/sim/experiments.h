@@ -1,0 +1,41 @@
+/**
+ * experiments: what bench_sim runs and how it turns the runs into one
+ * report (report.h): the scaling sweep (throughput against enabled CCDs,
+ * every variant, each part), the workloads at full width (IVF synthetic
+ * and Fashion-MNIST, steady and drifting; HNSW skewed, steady and
+ * drifting), the cross-CCD threshold and monitor-window sweeps behind
+ * V3's defaults, and the issue's targets, met or missed.
+ */
+
+#pragma once
+
+#include "report.h"
+#include "simulator.h"
+
+#include <string>
+#include <vector>
+
+namespace sim {
+
+struct Options {
+    std::vector<std::string> parts = {"genoa96", "rome48"};
+    std::string data_dir;    ///< benchs/sim/data
+    std::string calibration; ///< benchs/sim/calibration.json ("" = none)
+    ScanCosts costs;         ///< after the file and the overrides
+    double l3_ns_per_byte = -1, dram_ns_per_byte = -1, task_overhead_ns = -1;
+    uint32_t ivf_block_bytes = 65536;
+    double warmup_s = 1.0;
+    double measure_s = 1.0;
+    double drift_rotate_s = 5;
+    double drift_measure_s = 12;
+    bool quick = false;
+    bool sweeps = true;
+    uint64_t seed = 1;
+    std::string command;
+};
+
+/// build_report: run everything the options ask for. `progress` (may be
+/// null) gets one line per run.
+Report build_report(const Options& options, FILE* progress);
+
+} // namespace sim
