@@ -118,15 +118,17 @@ inline void write_cell(JsonWriter& j, const Cell& c) {
     }
 }
 
-inline void write_run(JsonWriter& j, const RunInfo& r) {
+inline void write_run(JsonWriter& j, const RunInfo& r, bool deterministic) {
     j.key("run").begin_object();
     j.field("command", r.command);
-    j.field("date", r.date_utc);
-    j.field("git_commit", r.git_commit);
-    j.field("cores", int(r.hardware_concurrency));
-    j.field("load_before", r.loadavg_before);
-    j.field("load_after", r.loadavg_after);
-    j.field("wall_s", r.seconds);
+    if (!deterministic) {
+        j.field("date", r.date_utc);
+        j.field("git_commit", r.git_commit);
+        j.field("cores", int(r.hardware_concurrency));
+        j.field("load_before", r.loadavg_before);
+        j.field("load_after", r.loadavg_after);
+        j.field("wall_s", r.seconds);
+    }
     if (!r.topology.empty()) {
         j.field("topology",
                 r.topology +
@@ -145,14 +147,16 @@ inline void write_run(JsonWriter& j, const RunInfo& r) {
 
 } // namespace report_detail
 
-/// to_json: the report in contrib/report.py's schema.
-inline std::string to_json(const Report& r) {
+/// to_json: the report in contrib/report.py's schema. `deterministic`
+/// leaves out the facts of the run that change between runs (date, commit,
+/// cores, load, wall time): two runs of a simulation then compare equal.
+inline std::string to_json(const Report& r, bool deterministic = false) {
     using namespace report_detail;
     JsonWriter j;
     j.begin_object();
     j.field("benchmark", r.benchmark);
     j.field("title", r.title);
-    write_run(j, r.run);
+    write_run(j, r.run, deterministic);
     j.field("notes", r.notes);
     j.key("targets").begin_array();
     for (const Target& t : r.targets) {
@@ -272,13 +276,16 @@ inline void print_report(const Report& r) {
 /// write_report: <out_dir>/<benchmark>.json (the directory made if
 /// needed); false after saying why on stderr. Prints the command that
 /// renders its markdown and plots.
-inline bool write_report(const Report& r, const std::string& out_dir) {
+inline bool write_report(
+        const Report& r,
+        const std::string& out_dir,
+        bool deterministic = false) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     const std::filesystem::path path =
             std::filesystem::path(out_dir) / (r.benchmark + ".json");
     std::ofstream f(path);
-    f << to_json(r);
+    f << to_json(r, deterministic);
     f.close();
     if (ec || !f) {
         fprintf(stderr,

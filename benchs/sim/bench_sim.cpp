@@ -7,31 +7,14 @@
  *   build/benchs/bench_sim --quick          # seconds: the ctest smoke run
  *   python3 -m faiss.contrib.ccd.report benchs/results/sim.json
  *
- * Options:
- *   --out DIR               results directory (benchs/results)
- *   --parts genoa96,rome48  parts to model
- *   --calibration FILE      per-byte costs (benchs/sim/calibration.json)
- *   --l3-ns-per-byte X, --dram-ns-per-byte X, --task-overhead-ns X
- *                           override the calibration file
- *   --data DIR              IVF list-size files (benchs/sim/data)
- *   --block-kb N            IVF L3 block size (64)
- *   --warmup-s S, --measure-s S   simulated seconds per run (1, 1)
- *   --drift-rotate-s S, --drift-measure-s S   drifting runs (5, 12)
- *   --no-sweeps             skip the threshold and window sweeps
- *   --seed N                (1)
- *   --quick                 small runs, CCD counts 1, 6, 12
- *   --deterministic         leave the date, commit and load out of the JSON
+ * Options: bench_sim --help.
  */
 
 #include "experiments.h"
 
-#include "common/run_info.h"
+#include "common/options.h"
 
-#include <sys/stat.h>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -39,83 +22,78 @@
 #define BENCH_SIM_DIR "benchs/sim"
 #endif
 
-namespace {
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream in(s);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        if (!item.empty()) {
-            out.push_back(item);
-        }
-    }
-    return out;
-}
-
-int usage(const char* why) {
-    std::fprintf(
-            stderr,
-            "bench_sim: %s (see the comment at the top of "
-            "benchs/sim/bench_sim.cpp)\n",
-            why);
-    return 2;
-}
-
-} // namespace
-
 int main(int argc, char** argv) {
     sim::Options o;
     o.data_dir = std::string(BENCH_SIM_DIR) + "/data";
     o.calibration = std::string(BENCH_SIM_DIR) + "/calibration.json";
-    o.command = bench::command_line(argc, argv);
-    std::string out = std::string(BENCH_SIM_DIR) + "/../results";
     bool deterministic = false;
+    bool no_sweeps = false;
+    int block_kb = 64;
+    bench::Options options(
+            "bench_sim",
+            "the scale model: simulated 12-CCD parts, V0-V3");
+    options.add("parts", &o.parts, "LIST", "parts to model (genoa96,rome48)");
+    options.add(
+            "calibration",
+            &o.calibration,
+            "FILE",
+            "per-byte costs (benchs/sim/calibration.json)");
+    options.add(
+            "l3-ns-per-byte",
+            &o.l3_ns_per_byte,
+            "X",
+            "override the calibration's L3 cost");
+    options.add(
+            "dram-ns-per-byte",
+            &o.dram_ns_per_byte,
+            "X",
+            "override the calibration's DRAM cost");
+    options.add(
+            "task-overhead-ns",
+            &o.task_overhead_ns,
+            "X",
+            "override the calibration's per-task cost");
+    options.add(
+            "data",
+            &o.data_dir,
+            "DIR",
+            "IVF list-size files (benchs/sim/data)");
+    options.add("block-kb", &block_kb, "N", "IVF L3 block size (64)");
+    options.add("warmup-s", &o.warmup_s, "S", "simulated warm-up (1)");
+    options.add("measure-s", &o.measure_s, "S", "simulated measure (1)");
+    options.add(
+            "drift-rotate-s",
+            &o.drift_rotate_s,
+            "S",
+            "hot set rotation period of the drifting runs (5)");
+    options.add(
+            "drift-measure-s",
+            &o.drift_measure_s,
+            "S",
+            "measured time of the drifting runs (12)");
+    options.flag(
+            "no-sweeps",
+            &no_sweeps,
+            "skip the threshold and window sweeps");
+    options.add("seed", &o.seed, "N", "random seed (1)");
+    options.flag(
+            "deterministic",
+            &deterministic,
+            "leave the date, commit and load out of the JSON");
+    if (!options.parse(argc, argv)) {
+        return options.help_asked() ? 0 : 2;
+    }
+    o.command = options.command();
+    o.quick = options.quick;
+    o.sweeps = !no_sweeps;
     try {
-        for (int i = 1; i < argc; i++) {
-            const std::string a = argv[i];
-            auto next = [&]() -> std::string {
-                if (i + 1 >= argc) {
-                    throw std::invalid_argument(a + " needs a value");
-                }
-                return argv[++i];
-            };
-            if (a == "--out") {
-                out = next();
-            } else if (a == "--parts") {
-                o.parts = split(next());
-            } else if (a == "--calibration") {
-                o.calibration = next();
-            } else if (a == "--l3-ns-per-byte") {
-                o.l3_ns_per_byte = std::stod(next());
-            } else if (a == "--dram-ns-per-byte") {
-                o.dram_ns_per_byte = std::stod(next());
-            } else if (a == "--task-overhead-ns") {
-                o.task_overhead_ns = std::stod(next());
-            } else if (a == "--data") {
-                o.data_dir = next();
-            } else if (a == "--block-kb") {
-                o.ivf_block_bytes = uint32_t(std::stoul(next()) * 1024);
-            } else if (a == "--warmup-s") {
-                o.warmup_s = std::stod(next());
-            } else if (a == "--measure-s") {
-                o.measure_s = std::stod(next());
-            } else if (a == "--drift-rotate-s") {
-                o.drift_rotate_s = std::stod(next());
-            } else if (a == "--drift-measure-s") {
-                o.drift_measure_s = std::stod(next());
-            } else if (a == "--no-sweeps") {
-                o.sweeps = false;
-            } else if (a == "--seed") {
-                o.seed = std::stoull(next());
-            } else if (a == "--quick") {
-                o.quick = true;
-            } else if (a == "--deterministic") {
-                deterministic = true;
-            } else {
-                return usage(("unknown option " + a).c_str());
-            }
+        if (block_kb <= 0 || o.warmup_s < 0 || o.measure_s <= 0 ||
+            o.drift_rotate_s <= 0 || o.drift_measure_s <= 0) {
+            throw std::invalid_argument(
+                    "--block-kb and the simulated times want positive "
+                    "values");
         }
+        o.ivf_block_bytes = uint32_t(block_kb) * 1024;
         for (const std::string& p : o.parts) {
             sim::part_by_name(p); // throws on a bad name
         }
@@ -141,31 +119,24 @@ int main(int argc, char** argv) {
             o.costs.source += ", task overhead overridden";
         }
     } catch (const std::exception& e) {
-        return usage(e.what());
+        std::fprintf(stderr, "bench_sim: %s\n", e.what());
+        return 2;
     }
 
-    const double t0 = bench::now_s();
     sim::Report rep;
+    bench::RunInfo run;
+    run.begin(o.command, o.quick);
     try {
         rep = sim::build_report(o, stderr);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_sim: %s\n", e.what());
         return 1;
     }
-    rep.wall_s = bench::now_s() - t0;
-    rep.print();
-    mkdir(out.c_str(), 0777);
-    const std::string path = out + "/sim.json";
-    std::ofstream f(path);
-    f << rep.json(deterministic);
-    if (!f) {
-        std::fprintf(stderr, "bench_sim: cannot write %s\n", path.c_str());
+    run.end();
+    rep.run = run;
+    bench::print_report(rep);
+    if (!bench::write_report(rep, options.out, deterministic)) {
         return 1;
     }
-    std::printf(
-            "bench_sim: wrote %s (render: python3 -m "
-            "faiss.contrib.ccd.report %s)\n",
-            path.c_str(),
-            path.c_str());
     return 0;
 }

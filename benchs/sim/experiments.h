@@ -1,6 +1,6 @@
 /**
  * experiments: what bench_sim runs and how it turns the runs into one
- * report (report.h): the scaling sweep (throughput against enabled CCDs,
+ * report (common/report.h): the scaling sweep (throughput against enabled CCDs,
  * every variant, each part), the workloads at full width (IVF synthetic
  * and Fashion-MNIST, steady and drifting; HNSW skewed, steady and
  * drifting), the cross-CCD threshold and monitor-window sweeps behind
@@ -9,13 +9,20 @@
 
 #pragma once
 
-#include "report.h"
+#include "common/report.h"
 #include "simulator.h"
 
 #include <string>
 #include <vector>
 
 namespace sim {
+
+using bench::Cell;
+using bench::Plot;
+using bench::Report;
+using bench::Series;
+using bench::Table;
+using bench::Target;
 
 struct Options {
     std::vector<std::string> parts = {"genoa96", "rome48"};

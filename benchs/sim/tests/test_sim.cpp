@@ -115,8 +115,8 @@ TEST(SimDeterminism, SameSeedSameReportJson) {
     o.measure_s = 0.02;
     o.sweeps = false;
     o.parts = {"genoa96"};
-    const std::string a = build_report(o, nullptr).json(true);
-    const std::string b = build_report(o, nullptr).json(true);
+    const std::string a = bench::to_json(build_report(o, nullptr), true);
+    const std::string b = bench::to_json(build_report(o, nullptr), true);
     EXPECT_EQ(a, b);
     EXPECT_NE(a.find("\"benchmark\": \"sim\""), std::string::npos);
 }
