@@ -243,11 +243,14 @@ def cannot_show(cores, detected, ccds, drift_topology):
         f"`{drift_topology}`) split these cores into pretend CCDs that "
         "share the real caches: they test placement, stealing and "
         "re-mapping for correctness only.",
-        "- The scale model, a discrete-event simulator of a 96-core and a "
-        "48-core 12-CCD part with a per-CCD L3 model that runs the pool's "
-        "own placement and steal-policy code (issue 13), is where those "
-        "effects are to be shown. It is not built yet: no figure here "
-        "comes from it."])
+        "- The scale model (`build/benchs/bench_sim`, "
+        "docs/SIMULATION.md) stands in for them: a deterministic "
+        "discrete-event simulator of a 96-core and a 48-core 12-CCD part, "
+        "per-CCD L3 and shared DRAM, that runs the pool's own dispatch, "
+        "steal, placement and re-map code. Its figures "
+        "(benchs/results/sim.md) are a model's, not measurements, and no "
+        "figure above comes from it; its validation against this "
+        "machine's measured QPS is not done yet."])
 
 
 def to_report(info, results, d, argvs, detected, ccds, drift_topology):
