@@ -20,23 +20,11 @@
 #include <thread>
 #include <vector>
 
+#include "spin_until.h"
+
 using namespace faiss::ccd;
 
 namespace {
-
-/// spin_until: poll a condition for up to `seconds`; false on time-out.
-template <class Cond>
-bool spin_until(Cond cond, double seconds = 30) {
-    auto deadline = std::chrono::steady_clock::now() +
-            std::chrono::duration<double>(seconds);
-    while (!cond()) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            return false;
-        }
-        std::this_thread::yield();
-    }
-    return true;
-}
 
 /// pin_self: pin the calling thread to `cpu`; false when that fails.
 bool pin_self(int cpu) {

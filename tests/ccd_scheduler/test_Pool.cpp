@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "spin_until.h"
 #include "stress_scale.h"
 
 using namespace faiss::ccd;
@@ -34,20 +35,6 @@ struct Gate {
         }
     }
 };
-
-/// spin_until: poll a condition for up to `seconds`; false on time-out.
-template <class Cond>
-bool spin_until(Cond cond, double seconds = 30) {
-    auto deadline = std::chrono::steady_clock::now() +
-            std::chrono::duration<double>(seconds);
-    while (!cond()) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            return false;
-        }
-        std::this_thread::yield();
-    }
-    return true;
-}
 
 /// first_id_on_ccd: some MappingId the pool places on CCD `ccd`.
 MappingId first_id_on_ccd(const Pool& pool, int ccd, uint32_t start = 0) {
