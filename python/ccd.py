@@ -34,6 +34,7 @@ import concurrent.futures
 import itertools
 import json
 import numbers
+import os
 import threading
 import weakref
 
@@ -83,15 +84,29 @@ def _check_float32_matrix(name, x, d, allow_vector=False):
     return x
 
 
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return None
+
+
 def _result_arrays(n, k):
     """D (n, k) float32 and I (n, k) int64 for a search's results; a
-    MemoryError that names k when they cannot be had."""
+    MemoryError that names k when they cannot be had: refused before any
+    allocation when they exceed the machine's physical memory (an
+    allocator may abort rather than fail, as AddressSanitizer's does)."""
+    size = 12 * n * k
+    limit = _physical_memory()
+    if limit is not None and size > limit:
+        raise MemoryError(f"k={k}: {n} x {k} results ({size} bytes) exceed "
+                          f"this machine's memory ({limit} bytes)")
     try:
         return (np.empty((n, k), dtype=np.float32),
                 np.empty((n, k), dtype=np.int64))
     except (MemoryError, ValueError):
-        raise MemoryError(f"k={k}: {n} x {k} results ({12 * n * k} bytes) "
-                          "do not fit in memory") from None
+        raise MemoryError(f"k={k}: {n} x {k} results ({size} bytes) do not "
+                          "fit in memory") from None
 
 
 def _check_params(params, cls):

@@ -39,11 +39,14 @@ ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
     ctest --test-dir "$build_dir" -L "faiss|c_api" -LE examples \
     --output-on-failure
 
+# allocator_may_return_null: a request too big for memory fails as malloc
+# fails (numpy's MemoryError, C++'s bad_alloc), which the bad-input table
+# checks, instead of ASan aborting the process.
 echo "sanitize_bindings: pytest"
 libasan=$(g++ -print-file-name=libasan.so)
 libstdcxx=$(g++ -print-file-name=libstdc++.so.6)
 LD_PRELOAD="$libasan $libstdcxx" \
-    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:allocator_may_return_null=1}" \
     FAISS_CCD_UNDER_ASAN=1 \
     PYTHONPATH="$build_dir/python" PYTHONDONTWRITEBYTECODE=1 \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
