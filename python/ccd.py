@@ -84,11 +84,16 @@ def _check_float32_matrix(name, x, d, allow_vector=False):
     return x
 
 
-def _physical_memory():
+def _read_physical_memory():
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError):
         return None
+
+
+# Read once: sysconf(SC_PHYS_PAGES) is a system call, and a search's
+# results are sized on every call.
+_PHYSICAL_MEMORY = _read_physical_memory()
 
 
 def _result_arrays(n, k):
@@ -97,7 +102,7 @@ def _result_arrays(n, k):
     allocation when they exceed the machine's physical memory (an
     allocator may abort rather than fail, as AddressSanitizer's does)."""
     size = 12 * n * k
-    limit = _physical_memory()
+    limit = _PHYSICAL_MEMORY
     if limit is not None and size > limit:
         raise MemoryError(f"k={k}: {n} x {k} results ({size} bytes) exceed "
                           f"this machine's memory ({limit} bytes)")
