@@ -49,6 +49,14 @@ std::vector<uint32_t> shuffled(size_t n, uint64_t seed) {
     }
     return v;
 }
+
+/// rotation_shift: how far a drifting workload's ranking of n items has
+/// moved at time t_s: n/4 ranks (at least 1) every rotate_s seconds; 0
+/// when it does not drift.
+size_t rotation_shift(double t_s, double rotate_s, size_t n) {
+    return rotate_s > 0 ? size_t(t_s / rotate_s) * std::max<size_t>(1, n / 4)
+                        : 0;
+}
 } // namespace
 
 uint64_t Workload::total_bytes() const {
@@ -132,9 +140,7 @@ std::string IvfWorkload::name() const {
 void IvfWorkload::query(Rng& rng, double t_s, std::vector<TaskSpec>* out)
         const {
     const size_t n = order_.size();
-    const size_t shift = config_.rotate_s > 0
-            ? size_t(t_s / config_.rotate_s) * std::max<size_t>(1, n / 4)
-            : 0;
+    const size_t shift = rotation_shift(t_s, config_.rotate_s, n);
     out->clear();
     // Distinct lists: redraw duplicates a bounded number of times, then
     // take the next list in rank order (a hot rank repeats often).
@@ -197,9 +203,7 @@ double HnswWorkload::hottest_share() const {
 void HnswWorkload::query(Rng& rng, double t_s, std::vector<TaskSpec>* out)
         const {
     const size_t n = order_.size();
-    const size_t shift = config_.rotate_s > 0
-            ? size_t(t_s / config_.rotate_s) * std::max<size_t>(1, n / 4)
-            : 0;
+    const size_t shift = rotation_shift(t_s, config_.rotate_s, n);
     out->clear();
     TaskSpec t;
     t.item = order_[(tables_.draw(rng) + shift) % n];
