@@ -430,6 +430,17 @@ bool run_dataset(
             ds.lists.max,
             ds.nprobe,
             plan.k);
+    if (!o.lists_out.empty()) {
+        const std::string path = o.lists_out + "/" + name + ".lists";
+        try {
+            write_lists(ds, path);
+        } catch (const std::exception& e) {
+            fprintf(stderr, "bench_ivf: %s\n", e.what());
+            return false;
+        }
+        fprintf(stderr, "bench_ivf: wrote %s\n", path.c_str());
+        return true;
+    }
     DatasetResults r = Bench(o, plan, ds, pools, topology).run();
     const Report report = to_report(r);
     print_report(report);

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <unordered_set>
@@ -518,6 +519,36 @@ recall_at(const Dataset& ds, int r, size_t n, const idx_t* labels, int k) {
         }
     }
     return double(hits) / double(n * r);
+}
+
+void write_lists(const Dataset& ds, const std::string& path) {
+    const faiss::IndexIVF& index = *ds.index;
+    std::vector<float> dis(ds.nq * ds.nprobe);
+    std::vector<idx_t> assign(ds.nq * ds.nprobe);
+    index.quantizer->search(
+            idx_t(ds.nq),
+            ds.queries.data(),
+            idx_t(ds.nprobe),
+            dis.data(),
+            assign.data());
+    std::vector<uint64_t> probes(ds.nlist);
+    for (idx_t l : assign) {
+        if (l >= 0) {
+            probes[l]++;
+        }
+    }
+    std::ofstream out(path);
+    out << "# " << ds.name << ": " << ds.description << "\n"
+        << "# probes: the data set's " << ds.nq << " queries, nprobe "
+        << ds.nprobe << "; IVF" << ds.nlist << "," << ds.codec << "\n"
+        << "# written by bench_ivf --lists-out (the index it measures)\n"
+        << ds.d << " " << ds.nlist << " " << ds.nprobe << "\n";
+    for (size_t l = 0; l < ds.nlist; l++) {
+        out << index.invlists->list_size(l) << " " << probes[l] << "\n";
+    }
+    if (!out) {
+        throw std::runtime_error("cannot write " + path);
+    }
 }
 
 } // namespace ivf

@@ -115,6 +115,12 @@ load_fmnist(const FmnistSpec& spec, size_t gt_nq, const std::string& cache_dir);
 /// list_stats: the list-size figures of an IVF index.
 ListStats list_stats(const faiss::IndexIVF& index);
 
+/// write_lists: the index's list sizes and how often the data set's queries
+/// probe each list, in bench_sim's .lists format (benchs/sim/data): the
+/// scale model's validation replays this very index and these queries.
+/// Throws std::runtime_error when the file cannot be written.
+void write_lists(const Dataset& ds, const std::string& path);
+
 /// recall_at: mean |top-r of `labels` ∩ top-r of gt| / r over queries
 /// [0, n) (n <= ds.gt_nq); labels has k per query.
 double

@@ -56,6 +56,12 @@ bool parse_args(int argc, char** argv, Settings* o, bool* help) {
             "SPEC",
             "pool topology: auto, NxM or CPU lists (auto: "
             "FAISS_CCD_TOPOLOGY, else hwloc)");
+    options.add(
+            "lists-out",
+            &o->lists_out,
+            "DIR",
+            "write each data set's list sizes and probe counts for bench_sim "
+            "(DIR/<name>.lists) and stop");
     if (!options.parse(argc, argv)) {
         *help = options.help_asked();
         return false;

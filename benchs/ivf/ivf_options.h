@@ -18,6 +18,7 @@ struct Settings {
     size_t nb = 0;  ///< 0: the plan's default
     int rounds = 0; ///< 0: the plan's default
     std::string topology;
+    std::string lists_out; ///< write <name>.lists there and stop
     std::string command;
 };
 

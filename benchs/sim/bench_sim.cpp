@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     bench::Options options(
             "bench_sim",
             "the scale model: simulated 12-CCD parts, V0-V3");
-    options.add("parts", &o.parts, "LIST", "parts to model (genoa96,rome48)");
+    options.add("parts", &o.parts, "LIST", "parts to model (genoa96,rome48; host: the calibrated machine)");
     options.add(
             "calibration",
             &o.calibration,
@@ -94,9 +94,6 @@ int main(int argc, char** argv) {
                     "values");
         }
         o.ivf_block_bytes = uint32_t(block_kb) * 1024;
-        for (const std::string& p : o.parts) {
-            sim::part_by_name(p); // throws on a bad name
-        }
         if (o.quick) {
             o.warmup_s = 0.1;
             o.measure_s = 0.1;
@@ -117,6 +114,9 @@ int main(int argc, char** argv) {
         if (o.task_overhead_ns >= 0) {
             o.costs.task_overhead_ns = o.task_overhead_ns;
             o.costs.source += ", task overhead overridden";
+        }
+        for (const std::string& p : o.parts) {
+            sim::part_by_name(p, o.costs); // throws on a bad name
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_sim: %s\n", e.what());

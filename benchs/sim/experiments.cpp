@@ -23,7 +23,7 @@ struct Runner {
 
     SimConfig config(const std::string& part, Variant v, int ccds) const {
         SimConfig c;
-        c.part = part_by_name(part);
+        c.part = part_by_name(part, o.costs);
         c.enabled_ccds = ccds;
         c.variant = v;
         c.costs = o.costs;

@@ -6,15 +6,23 @@
 
 namespace sim {
 
-Part part_by_name(const std::string& name) {
+Part part_by_name(const std::string& name, const ScanCosts& costs) {
     if (name == "genoa96") {
         return genoa96();
     }
     if (name == "rome48") {
         return rome48();
     }
+    if (name == "host") {
+        if (costs.host.ccds <= 0) {
+            throw std::invalid_argument(
+                    "part \"host\" wants a calibration with host_* keys "
+                    "(calibrate_scan prints them)");
+        }
+        return costs.host;
+    }
     throw std::invalid_argument(
-            "unknown part \"" + name + "\": expected genoa96 or rome48");
+            "unknown part \"" + name + "\": expected genoa96, rome48 or host");
 }
 
 namespace {
@@ -66,6 +74,27 @@ ScanCosts load_calibration(const std::string& path, ScanCosts base) {
     find_number(text, "l3_ns_per_byte", &base.l3_ns_per_byte);
     find_number(text, "dram_ns_per_byte", &base.dram_ns_per_byte);
     find_number(text, "task_overhead_ns", &base.task_overhead_ns);
+    double ccds = 0, cores = 0, l3_mb = 0, gbps = 0;
+    if (find_number(text, "host_ccds", &ccds) &&
+        find_number(text, "host_cores_per_ccd", &cores) &&
+        find_number(text, "host_l3_mb", &l3_mb) &&
+        find_number(text, "host_dram_gbps", &gbps)) {
+        if (ccds < 1 || cores < 1 || l3_mb <= 0 || gbps <= 0) {
+            throw std::runtime_error(path + ": host_* keys out of range");
+        }
+        Part& h = base.host;
+        h.name = "host";
+        h.ccds = int(ccds);
+        h.cores_per_ccd = int(cores);
+        h.l3_bytes = uint64_t(l3_mb * (1 << 20));
+        h.dram_gbps = gbps;
+        h.dram_efficiency = 1; // measured, all cores at once
+        // Unmeasured here; unused for IVF on one L3 domain (no cross-CCD
+        // steals) and only by random-access (HNSW) tasks: Zen 4's values.
+        h.cross_ccd_ns = genoa96().cross_ccd_ns;
+        h.l3_latency_ns = genoa96().l3_latency_ns;
+        h.dram_latency_ns = genoa96().dram_latency_ns;
+    }
     std::string source;
     base.source = find_string(text, "source", &source) ? source : path;
     return base;

@@ -66,19 +66,27 @@ inline Part rome48() {
     return p;
 }
 
-/// part_by_name: "genoa96" or "rome48"; throws std::invalid_argument.
-Part part_by_name(const std::string& name);
-
-/// ScanCosts: what scanning one byte costs one core.
+/// ScanCosts: what scanning one byte costs one core, and the machine that
+/// was measured.
 struct ScanCosts {
     double l3_ns_per_byte = 0.05;   ///< data resident in L2/L3
     double dram_ns_per_byte = 0.15; ///< data streamed from DRAM, one core
     double task_overhead_ns = 500;  ///< dispatch, pop, top-k merge per task
     std::string source = "built-in defaults";
+    /// host: the calibrated machine as a part (the validation's model of
+    /// it): L3 domains and size from sysfs, the DRAM bandwidth all its
+    /// cores measured together (so dram_efficiency 1). ccds == 0: the
+    /// calibration did not describe it.
+    Part host;
 };
 
+/// part_by_name: "genoa96", "rome48" or "host" (from the calibration);
+/// throws std::invalid_argument.
+Part part_by_name(const std::string& name, const ScanCosts& costs);
+
 /// load_calibration: ScanCosts from a calibration.json (flat keys
-/// "l3_ns_per_byte", "dram_ns_per_byte", "task_overhead_ns", "source");
+/// "l3_ns_per_byte", "dram_ns_per_byte", "task_overhead_ns", "source",
+/// "host_ccds", "host_cores_per_ccd", "host_l3_mb", "host_dram_gbps");
 /// missing keys keep their defaults. Throws std::runtime_error when the
 /// file cannot be read.
 ScanCosts load_calibration(const std::string& path, ScanCosts base);
