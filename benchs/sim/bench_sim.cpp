@@ -28,11 +28,16 @@ int main(int argc, char** argv) {
     o.calibration = std::string(BENCH_SIM_DIR) + "/calibration.json";
     bool deterministic = false;
     bool no_sweeps = false;
+    bool host = false;
     int block_kb = 64;
     bench::Options options(
             "bench_sim",
             "the scale model: simulated 12-CCD parts, V0-V3");
-    options.add("parts", &o.parts, "LIST", "parts to model (genoa96,rome48; host: the calibrated machine)");
+    options.add(
+            "parts",
+            &o.parts,
+            "LIST",
+            "parts to model (genoa96,rome48; host: the calibrated machine)");
     options.add(
             "calibration",
             &o.calibration,
@@ -75,6 +80,11 @@ int main(int argc, char** argv) {
             "no-sweeps",
             &no_sweeps,
             "skip the threshold and window sweeps");
+    options.flag(
+            "host",
+            &host,
+            "only the model of this machine on bench_ivf's indexes "
+            "(sim_host.json; benchs/sim/validate.py judges it)");
     options.add("seed", &o.seed, "N", "random seed (1)");
     options.flag(
             "deterministic",
@@ -115,6 +125,9 @@ int main(int argc, char** argv) {
             o.costs.task_overhead_ns = o.task_overhead_ns;
             o.costs.source += ", task overhead overridden";
         }
+        if (host) {
+            o.parts = {"host"};
+        }
         for (const std::string& p : o.parts) {
             sim::part_by_name(p, o.costs); // throws on a bad name
         }
@@ -127,7 +140,8 @@ int main(int argc, char** argv) {
     bench::RunInfo run;
     run.begin(o.command, o.quick);
     try {
-        rep = sim::build_report(o, stderr);
+        rep = host ? sim::build_host_report(o, stderr)
+                   : sim::build_report(o, stderr);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_sim: %s\n", e.what());
         return 1;

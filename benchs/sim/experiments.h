@@ -45,4 +45,11 @@ struct Options {
 /// null) gets one line per run.
 Report build_report(const Options& options, FILE* progress);
 
+/// build_host_report: the validation's predictions (benchmark "sim_host"):
+/// the model of this machine (part "host" of the calibration) replays
+/// bench_ivf's own indexes and queries (data/bench_ivf/*.lists, written by
+/// bench_ivf --lists-out) with bench_ivf's client counts, V0 / V1 / V2.
+/// benchs/sim/validate.py sets them beside bench_ivf's measurements.
+Report build_host_report(const Options& options, FILE* progress);
+
 } // namespace sim

@@ -88,7 +88,9 @@ class Engine {
             workers_[i].spin_left = 0;
             clock_.at(0, EventKind::worker_poll, i, 0);
         }
-        clients_.resize(topo_.num_workers() * c.clients_per_core);
+        clients_.resize(
+                c.clients > 0 ? c.clients
+                              : topo_.num_workers() * c.clients_per_core);
         const double client_ns =
                 double(w.client_bytes()) * c.costs.l3_ns_per_byte;
         for (size_t i = 0; i < clients_.size(); i++) {

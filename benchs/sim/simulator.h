@@ -18,7 +18,8 @@
  * same per-byte costs (random-access workloads), + cross_ccd_ns when it
  * was stolen from another CCD (its descriptor and query travel).
  *
- * Clients: clients_per_core x workers, each with one query in flight;
+ * Clients: `clients`, or clients_per_core x workers, each with one query
+ * in flight;
  * a client spends client_bytes x l3_ns_per_byte on its own core (the
  * coarse quantizer) before submitting the next query's tasks.
  */
@@ -49,6 +50,7 @@ struct SimConfig {
     double v3_fast_window_s = 2;       ///< V3's monitor fast window
     double tick_s = 0.5;               ///< Monitor::start's default period
     int clients_per_core = 2;
+    int clients = 0; ///< > 0: this many clients instead
     double warmup_s = 1.0;
     double measure_s = 1.0;
     double poll_ns = 1000;
