@@ -28,6 +28,17 @@ using namespace faiss::ccd;
 
 namespace {
 
+/// ten_second_window: the costs are measured over the paper's 10 s fast
+/// window (1-s buckets), MonitorConfig's default when they were first
+/// measured; today's 2 s default holds a fifth of the traffic, so these
+/// are upper bounds for it.
+MonitorConfig ten_second_window() {
+    MonitorConfig config;
+    config.fast_window_s = 10;
+    config.bucket_s = 1;
+    return config;
+}
+
 using steady = std::chrono::steady_clock;
 
 double ms_since(steady::time_point t0) {
@@ -159,7 +170,7 @@ BuildResult run_build_time(const BuildPlan& plan) {
     for (int run = 0; run < plan.runs; run++) {
         pool.set_mapping(nullptr);
         auto clock = std::make_shared<ManualClock>(0);
-        Monitor monitor(pool, MonitorConfig(), clock);
+        Monitor monitor(pool, ten_second_window(), clock);
         for (int k = 0; k < 2; k++) {
             pool.set_mapping(nullptr);
             for (uint32_t i = 0; i < w.num_ids(); i++) {
@@ -183,7 +194,7 @@ BuildResult run_build_time(const BuildPlan& plan) {
     // Per-tick costs: a fast window (10 s of 1-s buckets) fed 40000 Zipf
     // records per second; add() timed once the window is full.
     {
-        TrafficWindow window(MonitorConfig().fast_window_s, 1);
+        TrafficWindow window(10, 1);
         Rng draws(plan.workload.seed + 3);
         const int per_s = 40000;
         std::vector<double> add_ns;
@@ -494,7 +505,7 @@ SubmitResult run_submit_path(const SubmitPlan& plan) {
     }
     {
         auto clock = std::make_shared<ManualClock>(0);
-        Monitor monitor(pool, MonitorConfig(), clock);
+        Monitor monitor(pool, ten_second_window(), clock);
         const RecordCost outside = measure_record(
                 monitor,
                 *clock,

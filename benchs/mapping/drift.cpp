@@ -65,7 +65,7 @@ DriftResult run_drift(const DriftPlan& plan) {
         bool migration_aware;
         double fast_window_s;
     };
-    const double base_window = MonitorConfig().fast_window_s;
+    const double base_window = plan.paper_fast_window_s;
     const std::string what_if =
             " (" + std::to_string(int(plan.what_if_fast_window_s)) + " s)";
     const std::vector<Variant> variants = {
@@ -97,6 +97,7 @@ DriftResult run_drift(const DriftPlan& plan) {
         MonitorConfig config;
         config.migration_aware = v.migration_aware;
         config.fast_window_s = v.fast_window_s;
+        config.bucket_s = 1; // the rows' resolution, as first measured
         watched.emplace_back(new Watched(topology, config, clock));
         MonitorRun run;
         run.name = v.name + (v.fast_window_s == base_window ? "" : what_if);

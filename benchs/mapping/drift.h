@@ -40,7 +40,8 @@ struct DriftPlan {
     int accesses_per_s = 40000;   ///< list scans per simulated second
     WorkloadConfig workload;
     uint64_t seed = 7;                ///< the access stream (ranking: workload)
-    double what_if_fast_window_s = 2; ///< the what-if monitors' window
+    double paper_fast_window_s = 10;  ///< the paper's (and first) window
+    double what_if_fast_window_s = 2; ///< MonitorConfig's default today
 };
 
 /// Summary: of a per-second series.

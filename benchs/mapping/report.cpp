@@ -205,12 +205,13 @@ void add_drift(const Run& run, Report* rep) {
             "log-normal, median 128; code sizes 32/64/128 B). Imbalance of a "
             "second = max/mean of its per-CCD bytes under the map in force. "
             "round-robin = global list index mod nCCD. paper / "
-            "migration-aware = Monitor (MonitorConfig defaults: fast window "
-            "10 s, threshold " +
+            "migration-aware = Monitor (the paper's fast window, 10 s in "
+            "1-s buckets, threshold " +
             num("%g", threshold) +
             ") with migration_aware false / true, ticked once per simulated "
-            "second; \"(2 s)\" rows: the same with a 2-s fast window (a "
-            "what-if). oracle = map_hot_cold on the second's own traffic; "
+            "second; \"(2 s)\" rows: the same with a 2-s fast window "
+            "(MonitorConfig's default since the scale model chose it). oracle "
+            "= map_hot_cold on the second's own traffic; "
             "lower-bound = max(1, hottest id's bytes / mean CCD bytes). "
             "Steady = seconds >= the fast window. Simulated time: the same "
             "numbers on every machine.";

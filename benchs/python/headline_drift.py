@@ -127,7 +127,7 @@ def text(d):
         "monitor does, not what it buys. The hot set moves every "
         f"{d['phase_s']:.1f} s. {d['remaps']} re-maps, highest imbalance "
         f"{top:.2f} (max over mean per-CCD traffic in the monitor's fast "
-        "window; MonitorConfig re-maps past 1.2, over 10 s, by default; "
+        "window; MonitorConfig re-maps past 1.2, over 2 s, by default; "
         "faiss.ccd.Pool does not expose either), "
         f"{d['qps']:.0f} QPS; {d['cross_ccd_steals']} of "
         f"{d['steals']} steals crossed CCDs"

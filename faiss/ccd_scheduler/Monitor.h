@@ -47,10 +47,17 @@
 namespace faiss {
 namespace ccd {
 
+/// MonitorConfig: the windows and thresholds of re-mapping. The fast
+/// window's default (2 s, in 0.5 s buckets) was chosen by the scale model
+/// and bench_mapping's drift runs (docs/SIMULATION.md, "V2's monitor fast
+/// window"): a hot set that rotates every 5 s is followed by a window of
+/// at most half that period (12 CCDs: L3 misses 7.9% -> 3.7% of bytes,
+/// mean imbalance 2.48 -> 2.04, a quarter of the bytes moved per re-map),
+/// where the paper's 10 s window lags a whole rotation behind.
 struct MonitorConfig {
-    double fast_window_s = 10;        ///< window the re-map decision reads
+    double fast_window_s = 2;         ///< window the re-map decision reads
     double slow_window_s = 60;        ///< longer view, for observability
-    double bucket_s = 1;              ///< window resolution
+    double bucket_s = 0.5;            ///< window resolution
     double imbalance_threshold = 1.2; ///< re-map when max/mean passes it
     double min_remap_interval_s = 1;  ///< at most one re-map per interval
     bool migration_aware = true;      ///< prefer mappings that move less

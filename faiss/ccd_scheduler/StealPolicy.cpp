@@ -63,11 +63,18 @@ StealPolicy::StealPolicy(
           config_(config),
           near_(topology.num_workers()),
           remote_(topology.num_workers()) {
-    if (config.cross_ccd_threshold < 0 || config.max_backoff_shift < 0 ||
-        config.max_backoff_shift > 30) {
+    if ((config.cross_ccd_threshold < 0 &&
+         config.cross_ccd_threshold != StealConfig::kCcdWorkers) ||
+        config.max_backoff_shift < 0 || config.max_backoff_shift > 30) {
         throw std::invalid_argument(
-                "StealConfig: cross_ccd_threshold must be >= 0 and "
-                "max_backoff_shift in [0, 30]");
+                "StealConfig: cross_ccd_threshold must be >= 0 or "
+                "kCcdWorkers (-1), and max_backoff_shift in [0, 30]");
+    }
+    for (int c = 0; c < topology.num_ccds(); c++) {
+        threshold_.push_back(
+                config.cross_ccd_threshold == StealConfig::kCcdWorkers
+                        ? int64_t(topology.ccd_size(c))
+                        : config.cross_ccd_threshold);
     }
     const int nw = topology.num_workers();
     for (int w = 0; w < nw; w++) {

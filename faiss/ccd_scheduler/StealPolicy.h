@@ -53,10 +53,23 @@ PolicyKind policy_from_name(const std::string& name);
 
 /// StealConfig: the thresholds of the ccd policy.
 struct StealConfig {
+    /// kCcdWorkers: cross_ccd_threshold's default, resolved per CCD to
+    /// that CCD's number of workers.
+    static constexpr int64_t kCcdWorkers = -1;
     /// A remote CCD is a victim only when its queued tasks, summed over its
     /// workers, reach this. 1 steals any queued task once the own CCD is
     /// dry; larger values keep more work at home at some cost in latency.
-    int64_t cross_ccd_threshold = 1;
+    /// Default kCcdWorkers: a CCD is robbed only once it holds more than
+    /// its own workers can start at once. The scale model chose it
+    /// (docs/SIMULATION.md, "V2's cross-CCD threshold"): on 12 CCDs x 8 it
+    /// lifts the skewed HNSW workload 1.22x and cuts its cross-CCD steals
+    /// from 59% to 25% against a threshold of 1, and costs IVF nothing.
+    /// With one worker per CCD it is 1. The price: while every worker of a
+    /// CCD runs something, up to threshold - 1 tasks queued there wait for
+    /// one of them, even with other CCDs idle (searches do not wait on
+    /// that: their calling thread scans what no helper takes). Pools that
+    /// run long blocking tasks of their own may prefer 1.
+    int64_t cross_ccd_threshold = kCcdWorkers;
     /// After k failed cross-CCD rounds in a row, the next 2^min(k, this)-1
     /// rounds skip the cross-CCD step. 6 caps the skip at 63 rounds, a few
     /// microseconds of local polling: enough to stop idle workers from
@@ -181,10 +194,17 @@ class StealPolicy {
         return remote_[worker];
     }
 
-    /// remote_ccd_is_victim: whether a remote CCD holding `backlog` queued
-    /// tasks may be stolen from.
-    bool remote_ccd_is_victim(int64_t backlog) const {
-        return backlog >= config_.cross_ccd_threshold && backlog > 0;
+    /// cross_ccd_threshold: the backlog at which CCD `ccd` becomes a
+    /// victim for the other CCDs (the config's value, or the CCD's worker
+    /// count for kCcdWorkers).
+    int64_t cross_ccd_threshold(int ccd) const {
+        return threshold_[ccd];
+    }
+
+    /// remote_ccd_is_victim: whether remote CCD `ccd`, holding `backlog`
+    /// queued tasks, may be stolen from.
+    bool remote_ccd_is_victim(int ccd, int64_t backlog) const {
+        return backlog >= threshold_[ccd] && backlog > 0;
     }
 
     /// dispatch_target: the worker a task is queued on.
@@ -265,7 +285,9 @@ class StealPolicy {
         }
         const std::vector<int>& remote = remote_[target];
         if (remote.empty() ||
-            !remote_ccd_is_victim(ccd_backlog(topology.ccd_of(target)))) {
+            !remote_ccd_is_victim(
+                    topology.ccd_of(target),
+                    ccd_backlog(topology.ccd_of(target)))) {
             return -1;
         }
         for (int c : remote) {
@@ -319,7 +341,7 @@ class StealPolicy {
         Permutation ccd_order(int(remote.size()), policy_random(rng));
         for (int i = 0; i < int(remote.size()); i++) {
             const int c = remote[ccd_order.at(i)];
-            if (!remote_ccd_is_victim(ccd_backlog(c))) {
+            if (!remote_ccd_is_victim(c, ccd_backlog(c))) {
                 continue;
             }
             const int first = topology.first_worker(c);
@@ -344,6 +366,7 @@ class StealPolicy {
     StealConfig config_;
     std::vector<std::vector<int>> near_;
     std::vector<std::vector<int>> remote_;
+    std::vector<int64_t> threshold_; ///< per CCD, kCcdWorkers resolved
 };
 
 } // namespace ccd

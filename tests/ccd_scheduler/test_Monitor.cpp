@@ -139,6 +139,7 @@ TEST(Monitor, RespectsMinimumInterval) {
     auto clock = std::make_shared<ManualClock>(0);
     MonitorConfig config;
     config.min_remap_interval_s = 5;
+    config.fast_window_s = 10; // the traffic fed at 1 s is still seen at 7 s
     Monitor monitor(pool, config, clock);
     feed(monitor, ids_hashed_to(0, 2, 8, 1), 10);
     clock->advance(1);

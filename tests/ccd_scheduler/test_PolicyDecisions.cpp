@@ -144,6 +144,10 @@ class PolicyDecisions : public ::testing::TestWithParam<PolicyKind> {};
 TEST_P(PolicyDecisions, PoolDispatchesAsThePolicySays) {
     const PolicyKind kind = GetParam();
     PoolOptions options;
+    // Threshold 1: a blocker stolen across CCDs can leave its thief's own
+    // blocker queued alone on a busy CCD, which only a remote thief at
+    // threshold 1 takes (the default, 2 here, keeps it home).
+    options.steal.cross_ccd_threshold = 1;
     BlockedPool bp("4x2", kind, options);
     ASSERT_TRUE(bp.ok) << "workers did not all take a blocker";
     std::string why;

@@ -226,7 +226,11 @@ TEST(PoolPlacement, NotOnTheSubmittersCpu) {
 // queued earlier, worker 2 could steal them before taking its own blocker,
 // outside the measured window (CI saw that once).
 TEST(PoolStealOrder, SiblingBeforeRemoteCcd) {
-    Pool pool(Topology::from_spec("2x2"), PolicyKind::ccd);
+    // Threshold 1: worker 2 takes CCD 0's last R task too (the default,
+    // CCD 0's two workers, leaves it home; ThresholdKeepsWorkHome).
+    PoolOptions options;
+    options.steal.cross_ccd_threshold = 1;
+    Pool pool(Topology::from_spec("2x2"), PolicyKind::ccd, options);
     const int kS = 200, kR = 200;
     Gate gates[4];
     std::atomic<int> started{0};

@@ -290,24 +290,43 @@ TEST(StealPolicy, RemoteCcdThreshold) {
     Topology topo = Topology::from_spec("4x2");
     {
         StealPolicy p = ccd_policy_with_threshold(topo, 1);
-        EXPECT_FALSE(p.remote_ccd_is_victim(0));
-        EXPECT_TRUE(p.remote_ccd_is_victim(1));
-        EXPECT_TRUE(p.remote_ccd_is_victim(1000));
+        EXPECT_FALSE(p.remote_ccd_is_victim(1, 0));
+        EXPECT_TRUE(p.remote_ccd_is_victim(1, 1));
+        EXPECT_TRUE(p.remote_ccd_is_victim(1, 1000));
     }
     {
         StealPolicy p = ccd_policy_with_threshold(topo, 3);
-        EXPECT_FALSE(p.remote_ccd_is_victim(0));
-        EXPECT_FALSE(p.remote_ccd_is_victim(2));
-        EXPECT_TRUE(p.remote_ccd_is_victim(3));
-        EXPECT_TRUE(p.remote_ccd_is_victim(4));
+        EXPECT_FALSE(p.remote_ccd_is_victim(1, 0));
+        EXPECT_FALSE(p.remote_ccd_is_victim(1, 2));
+        EXPECT_TRUE(p.remote_ccd_is_victim(1, 3));
+        EXPECT_TRUE(p.remote_ccd_is_victim(1, 4));
     }
     {
         // 0 behaves as 1: an empty CCD is never worth a cross-CCD steal.
         StealPolicy p = ccd_policy_with_threshold(topo, 0);
-        EXPECT_FALSE(p.remote_ccd_is_victim(0));
-        EXPECT_TRUE(p.remote_ccd_is_victim(1));
+        EXPECT_FALSE(p.remote_ccd_is_victim(1, 0));
+        EXPECT_TRUE(p.remote_ccd_is_victim(1, 1));
     }
-    EXPECT_EQ(StealConfig().cross_ccd_threshold, 1);
+    EXPECT_EQ(StealConfig().cross_ccd_threshold, StealConfig::kCcdWorkers);
+}
+
+TEST(StealPolicy, DefaultThresholdIsEachCcdsWorkerCount) {
+    // CCDs of 3, 1 and 4 workers: each is robbed once its backlog reaches
+    // its own worker count; a lone worker's CCD at 1, as before.
+    Topology topo = Topology::from_spec("0-2;3;4-7");
+    StealPolicy p(topo, PolicyKind::ccd, StealConfig());
+    const int64_t expected[] = {3, 1, 4};
+    for (int c = 0; c < 3; c++) {
+        SCOPED_TRACE(c);
+        EXPECT_EQ(p.cross_ccd_threshold(c), expected[c]);
+        EXPECT_FALSE(p.remote_ccd_is_victim(c, expected[c] - 1));
+        EXPECT_TRUE(p.remote_ccd_is_victim(c, expected[c]));
+    }
+    // An explicit value applies to every CCD.
+    StealPolicy one = ccd_policy_with_threshold(topo, 1);
+    for (int c = 0; c < 3; c++) {
+        EXPECT_EQ(one.cross_ccd_threshold(c), 1);
+    }
 }
 
 TEST(StealPolicy, InvalidConfigThrows) {
@@ -318,7 +337,8 @@ TEST(StealPolicy, InvalidConfigThrows) {
         c.max_backoff_shift = shift;
         return StealPolicy(topo, PolicyKind::ccd, c);
     };
-    EXPECT_THROW(make(-1, 6), std::invalid_argument);
+    EXPECT_THROW(make(-2, 6), std::invalid_argument);
+    EXPECT_NO_THROW(make(StealConfig::kCcdWorkers, 6));
     EXPECT_THROW(make(1, -1), std::invalid_argument);
     EXPECT_THROW(make(1, 31), std::invalid_argument);
     EXPECT_NO_THROW(make(0, 0));
@@ -327,7 +347,7 @@ TEST(StealPolicy, InvalidConfigThrows) {
     EXPECT_EQ(make(5, 2).config().max_backoff_shift, 2);
     // Validation does not depend on the policy kind.
     StealConfig bad;
-    bad.cross_ccd_threshold = -1;
+    bad.cross_ccd_threshold = -2;
     for (PolicyKind k : kAllKinds) {
         EXPECT_THROW(StealPolicy(topo, k, bad), std::invalid_argument)
                 << faiss::ccd::policy_name(k);
