@@ -199,10 +199,19 @@ void Pool::revive() {
         // neither joined nor detached, so they are kept, unused, forever.
         new std::vector<std::thread>(std::move(threads_));
         threads_.clear();
-        // What the parent's threads held when it forked is released: park
-        // slots, the count of parked workers, caller slots.
-        for (auto& worker : workers_) {
-            worker->parker.reset_after_fork();
+        // What the parent's threads were doing at the fork is not the
+        // child's: tasks queued or running then belong to calls of threads
+        // the child does not have, over memory those threads may have left
+        // mid-update (a queue's indices, an overflow mutex, a search's
+        // merge lock), and a task running then would never retire, so
+        // wait_idle() could never return. The child drops them: every
+        // worker gets a fresh queue, parker and counters. The old ones are
+        // leaked, not destroyed (a mutex in them may be held).
+        // test_Faults.cpp's ForkWhileSearching forks under 4 searching
+        // threads; running the parent's tasks crashed or hung its children.
+        for (size_t w = 0; w < workers_.size(); w++) {
+            (void)workers_[w].release();
+            workers_[w].reset(new Worker(options_, worker_random_seed(int(w))));
         }
         num_parked_.store(0, std::memory_order_relaxed);
         callers_.store(0, std::memory_order_relaxed);

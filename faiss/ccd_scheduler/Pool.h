@@ -41,10 +41,13 @@
  * destructor stores stop_ (seq_cst) and then unparks everybody.
  *
  * fork(): a child that uses a pool its parent had (submit, wait_idle, its
- * destruction) first starts that pool's workers again, once; tasks
- * queued at the fork then run in the child too, like the rest of the
- * memory it copied. (revive_after_fork; stock FAISS's OpenMP pool hangs
- * there instead.)
+ * destruction) first starts that pool's workers again, once, on empty
+ * queues: tasks queued or running at the fork were the parent's threads'
+ * and are dropped in the child (revive_after_fork says why), so a task
+ * the forking thread itself left queued, and whatever waits for it in the
+ * child (a TaskGroup, a future), never completes there. Fork before
+ * submitting, or after waiting. (Stock FAISS's OpenMP pool hangs in such
+ * a child instead.)
  *
  * Destruction: ~Pool() waits until the pool is idle (every submitted task,
  * including tasks submitted by tasks, has run), then stops and joins the

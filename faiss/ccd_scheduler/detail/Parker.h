@@ -74,12 +74,6 @@ class Parker {
         return true;
     }
 
-    /// reset_after_fork: in a fork() child, before its new owner starts:
-    /// the slot's parent owner is gone, whatever it had announced.
-    void reset_after_fork() {
-        word_.store(kAwake, std::memory_order_relaxed);
-    }
-
     /// is_parked: any thread. seq_cst: the submitter's half of the Dekker
     /// pairing (it follows a seq_cst fence after the push).
     bool is_parked() const {
