@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -94,22 +95,51 @@ struct RangeRows {
     std::vector<idx_t> I;
 };
 
-struct Latencies {
-    std::mutex mutex;
-    std::vector<double> ms[kNumOps];
-    void add(Op op, const std::vector<double>& v) {
-        std::lock_guard<std::mutex> lock(mutex);
-        ms[op].insert(ms[op].end(), v.begin(), v.end());
+/// Histogram: latencies in buckets 2% wide from 1 us to ~1000 s, of a
+/// fixed size, so that recording them does not grow the heap the test
+/// watches (a vector of every latency did: 200 MB over 10 minutes).
+struct Histogram {
+    static constexpr double kLow = 1e-3; ///< ms
+    static constexpr double kGrowth = 1.02;
+    static constexpr int kBuckets = 1100;
+    std::vector<uint64_t> counts = std::vector<uint64_t>(kBuckets, 0);
+    uint64_t total = 0;
+
+    void add(double ms) {
+        const int b = ms <= kLow
+                ? 0
+                : int(std::log(ms / kLow) / std::log(kGrowth)) + 1;
+        counts[std::min(b, kBuckets - 1)]++;
+        total++;
+    }
+    void merge(const Histogram& o) {
+        for (int b = 0; b < kBuckets; b++) {
+            counts[b] += o.counts[b];
+        }
+        total += o.total;
+    }
+    /// percentile: the upper edge of the bucket holding the p-quantile.
+    double percentile(double p) const {
+        uint64_t seen = 0;
+        const uint64_t want = uint64_t(p * double(total));
+        for (int b = 0; b < kBuckets; b++) {
+            seen += counts[b];
+            if (seen > want) {
+                return kLow * std::pow(kGrowth, b);
+            }
+        }
+        return 0;
     }
 };
 
-double percentile(std::vector<double>& v, double p) {
-    if (v.empty()) {
-        return 0;
+struct Latencies {
+    std::mutex mutex;
+    Histogram ms[kNumOps];
+    void add(Op op, const Histogram& h) {
+        std::lock_guard<std::mutex> lock(mutex);
+        ms[op].merge(h);
     }
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, size_t(p * v.size()))];
-}
+};
 
 TEST(Soak, MixedClientsUnderRemaps) {
     const double seconds = soak_seconds();
@@ -220,7 +250,7 @@ TEST(Soak, MixedClientsUnderRemaps) {
     for (int c = 0; c < kClients; c++) {
         clients.emplace_back([&, c] {
             std::mt19937 rng(1000 + c);
-            std::vector<double> ms[kNumOps];
+            Histogram ms[kNumOps];
             std::vector<float> D(8 * kK);
             std::vector<idx_t> I(8 * kK);
             faiss::IndexIVF* mine = c % 8 == 0 ? own[c / 8].get() : nullptr;
@@ -299,9 +329,9 @@ TEST(Soak, MixedClientsUnderRemaps) {
                     default:
                         break;
                 }
-                ms[op].push_back(std::chrono::duration<double, std::milli>(
-                                         std::chrono::steady_clock::now() - s)
-                                         .count());
+                ms[op].add(std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - s)
+                                   .count());
                 wrong += bad;
                 ops++;
             }
@@ -344,18 +374,18 @@ TEST(Soak, MixedClientsUnderRemaps) {
             (unsigned long long)sink.items.load(),
             sink.items.load() == expected_items.load() ? "yes" : "NO");
     for (int o = 0; o < kNumOps; o++) {
-        std::vector<double>& v = lat.ms[o];
+        const Histogram& h = lat.ms[o];
         std::printf(
-                "  %-12s %7zu ops  P50 %8.3f ms  P99 %8.3f ms  P999 %8.3f "
+                "  %-12s %7llu ops  P50 %8.3f ms  P99 %8.3f ms  P999 %8.3f "
                 "ms\n",
                 kOpNames[o],
-                v.size(),
-                percentile(v, 0.5),
-                percentile(v, 0.99),
-                percentile(v, 0.999));
+                (unsigned long long)h.total,
+                h.percentile(0.5),
+                h.percentile(0.99),
+                h.percentile(0.999));
         RecordProperty(
                 std::string("p999_ms_") + std::to_string(o),
-                std::to_string(percentile(v, 0.999)));
+                std::to_string(h.percentile(0.999)));
     }
     std::printf(
             "  RSS after warm-up %.1f MiB, at the end %.1f MiB\n",
