@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -175,10 +176,14 @@ struct ScanCall {
                     "SearchParametersIVFCCD: helpers must be -1 (the cost "
                     "model decides), 0 or more (got %d)",
                     shape.helpers);
+            // Finite too: an infinite factor overflowed the chunk sizes'
+            // size_t (fuzz_search_params), and split every list.
             FAISS_THROW_IF_NOT_FMT(
-                    shape.split_factor >= 0 && shape.chunk_factor >= 0,
+                    shape.split_factor >= 0 && shape.chunk_factor >= 0 &&
+                            std::isfinite(shape.split_factor) &&
+                            std::isfinite(shape.chunk_factor),
                     "SearchParametersIVFCCD: split_factor (%g) and "
-                    "chunk_factor (%g) must be >= 0",
+                    "chunk_factor (%g) must be finite and >= 0",
                     shape.split_factor,
                     shape.chunk_factor);
             FAISS_THROW_IF_NOT_FMT(
@@ -204,12 +209,16 @@ struct ScanCall {
         if (shape.split_factor > 0 && !store_pairs) {
             const double avg =
                     std::max(1.0, double(ivf.ntotal) / double(ivf.nlist));
+            // Saturated: a huge (finite) factor means "never cut".
+            auto codes = [](double v) {
+                return v < 1e19 ? size_t(v) : SIZE_MAX;
+            };
             chunk_codes = std::max(
                     {size_t(1),
                      shape.min_chunk,
-                     size_t(shape.chunk_factor * avg)});
+                     codes(shape.chunk_factor * avg)});
             split_above =
-                    std::max(chunk_codes, size_t(shape.split_factor * avg));
+                    std::max(chunk_codes, codes(shape.split_factor * avg));
         }
     }
 

@@ -35,6 +35,8 @@ default_packages=(
     patch
     dataset-fashion-mnist
     zlib1g-dev
+    clang               # scripts/fuzz.sh: the libFuzzer targets (tests/fuzz/)
+    libclang-rt-14-dev  # libFuzzer and clang's sanitizer runtimes
 )
 
 if [[ $# -gt 0 ]]; then

@@ -230,8 +230,11 @@ void Monitor::start(double period_s) {
     if (thread_.joinable()) {
         throw std::logic_error("Monitor::start: already started");
     }
-    if (!(period_s > 0)) {
-        throw std::invalid_argument("Monitor::start: period must be > 0");
+    if (!(period_s > 0 && period_s <= 3600)) {
+        // Beyond 2^63 ns condition_variable::wait_for overflows and returns
+        // at once: the thread would spin (fuzz_scheduler_config).
+        throw std::invalid_argument(
+                "Monitor::start: period must be in (0, 3600] seconds");
     }
     {
         std::lock_guard<std::mutex> lock(sync_->mutex);

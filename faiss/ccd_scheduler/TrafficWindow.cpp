@@ -8,19 +8,36 @@ namespace ccd {
 
 TrafficWindow::TrafficWindow(double window_s, double bucket_s)
         : window_s_(window_s), bucket_s_(bucket_s) {
-    if (!(bucket_s > 0) || !(window_s >= bucket_s)) {
+    // Bounds that keep every bucket index an int64_t (fuzz_scheduler_config
+    // found both overflows: an infinite window, a denormal bucket).
+    if (!(bucket_s >= kMinBucketS) || !(window_s >= bucket_s) ||
+        !(window_s / bucket_s <= kMaxBuckets)) {
         throw std::invalid_argument(
-                "TrafficWindow: need 0 < bucket_s <= window_s");
+                "TrafficWindow: need 1e-6 <= bucket_s <= window_s, and at "
+                "most 1e7 buckets in the window");
     }
     nbuckets_ = int64_t(std::ceil(window_s / bucket_s));
 }
 
 int64_t TrafficWindow::bucket_of(double t) const {
-    return int64_t(std::floor(t / bucket_s_));
+    // Saturated: a clock 2^63 buckets from its epoch (292,000 years of
+    // microsecond buckets) stays in range, and so does a NaN.
+    const double b = std::floor(t / bucket_s_);
+    const double limit = 4e18;
+    return b >= -limit && b <= limit ? int64_t(b)
+            : b < 0                  ? -int64_t(limit)
+                                     : int64_t(limit);
 }
 
 void TrafficWindow::add(double t, MappingId id, uint64_t bytes) {
     advance(t);
+    if (bytes == 0) {
+        // No traffic, and no entry: a zero total would be erased by the
+        // first of two expiring buckets, and the second would find none
+        // (fuzz_scheduler_config's zero-bytes: HNSWTables records 0 bytes
+        // for a search of an empty table).
+        return;
+    }
     if (buckets_.empty() || buckets_.back().first != latest_) {
         buckets_.emplace_back(latest_, Totals());
     }

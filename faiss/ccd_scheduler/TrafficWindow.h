@@ -24,9 +24,13 @@ class TrafficWindow {
    public:
     using Totals = std::unordered_map<MappingId, uint64_t>;
 
+    static constexpr double kMinBucketS = 1e-6;
+    static constexpr double kMaxBuckets = 1e7;
+
     /// TrafficWindow: covers the last `window_s` seconds in buckets of
     /// `bucket_s`. Throws std::invalid_argument unless
-    /// 0 < bucket_s <= window_s.
+    /// kMinBucketS <= bucket_s <= window_s and window_s / bucket_s <=
+    /// kMaxBuckets (so NaN and infinity too).
     TrafficWindow(double window_s, double bucket_s);
 
     /// add: `bytes` of traffic on `id` at time t. Times that go backwards

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -170,6 +173,21 @@ TEST(Monitor, WorkersRecordIntoTheirOwnBuffers) {
     MonitorStats s = monitor.stats();
     EXPECT_EQ(s.records, uint64_t(n));
     EXPECT_EQ(s.fast_bytes, uint64_t(n) * 3);
+}
+
+// Found by fuzz_scheduler_config (monitor-period): a period beyond 2^63 ns
+// overflowed condition_variable::wait_for, and the thread spun.
+TEST(Monitor, StartRejectsPeriodsOutOfRange) {
+    Pool pool(Topology::from_spec("1x1"));
+    Monitor monitor(pool);
+    for (double p : {0.0, -1.0, 3601.0, 1e10, std::nan("")}) {
+        EXPECT_THROW(monitor.start(p), std::invalid_argument) << p;
+    }
+    EXPECT_THROW(
+            monitor.start(std::numeric_limits<double>::infinity()),
+            std::invalid_argument);
+    monitor.start(3600);
+    monitor.stop();
 }
 
 TEST(Monitor, BackgroundThreadTicks) {

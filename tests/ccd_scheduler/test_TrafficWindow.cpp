@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <stdexcept>
 
 using namespace faiss::ccd;
@@ -64,6 +67,40 @@ TEST(TrafficWindow, RejectsBadShapes) {
     EXPECT_THROW(TrafficWindow(1, 0), std::invalid_argument);
     EXPECT_THROW(TrafficWindow(1, 2), std::invalid_argument);
     EXPECT_THROW(TrafficWindow(-1, -1), std::invalid_argument);
+}
+
+// Found by fuzz_scheduler_config (window-buckets): shapes whose bucket
+// count or index would not fit an int64_t.
+TEST(TrafficWindow, RejectsWindowsItCannotCount) {
+    const double inf = std::numeric_limits<double>::infinity();
+    EXPECT_THROW(TrafficWindow(inf, 1), std::invalid_argument);
+    EXPECT_THROW(TrafficWindow(1, std::nan("")), std::invalid_argument);
+    EXPECT_THROW(TrafficWindow(1, 1e-300), std::invalid_argument);
+    EXPECT_THROW(TrafficWindow(1e8, 1), std::invalid_argument);
+    EXPECT_NO_THROW(TrafficWindow(1e7, 1));
+    EXPECT_NO_THROW(TrafficWindow(1, 1e-6));
+    // The smallest bucket at a clock far from its epoch (bucket-index):
+    // the index saturates instead of overflowing.
+    TrafficWindow w(1e-6, 1e-6);
+    w.add(1e16, 7, 100);
+    EXPECT_EQ(total_of(w, 7), 100u);
+    w.advance(1e300);
+    EXPECT_EQ(total_of(w, 7), 100u) << "saturated: the same bucket";
+}
+
+// Found by fuzz_scheduler_config (zero-bytes): two zero-byte records of one
+// id in different buckets crashed the window when both expired. They carry
+// no traffic and leave no entry.
+TEST(TrafficWindow, ZeroByteRecordsAddNothing) {
+    TrafficWindow w(2, 1);
+    w.add(0, 7, 0);
+    w.add(1, 7, 0);
+    w.add(1, 8, 5);
+    EXPECT_EQ(w.totals().count(7), 0u);
+    EXPECT_EQ(w.total_bytes(), 5u);
+    w.advance(10);
+    EXPECT_TRUE(w.totals().empty());
+    EXPECT_EQ(w.total_bytes(), 0u);
 }
 
 } // namespace

@@ -295,6 +295,17 @@ TEST(BadInput, EveryCppEntryPoint) {
             {"Runtime", "bucket < 0", IA, "", runtime_with([](auto& o) {
                  o.monitor_config.bucket_s = -1;
              })},
+            {"Runtime",
+             "fast window infinite",
+             IA,
+             "",
+             runtime_with([](auto& o) {
+                 o.monitor_config.fast_window_s =
+                         std::numeric_limits<double>::infinity();
+             })},
+            {"Runtime", "bucket denormal", IA, "", runtime_with([](auto& o) {
+                 o.monitor_config.bucket_s = 1e-300;
+             })},
             // ---- IndexIVFCCD
             {"IndexIVFCCD()",
              "null index",
@@ -382,6 +393,20 @@ TEST(BadInput, EveryCppEntryPoint) {
              "split_factor",
              with_ccd_params([](auto& p) {
                  p.split_factor = std::nan("");
+             })},
+            {"IndexIVFCCD::search",
+             "split_factor infinite",
+             FE,
+             "split_factor",
+             with_ccd_params([](auto& p) {
+                 p.split_factor = std::numeric_limits<double>::infinity();
+             })},
+            {"IndexIVFCCD::search",
+             "chunk_factor infinite",
+             FE,
+             "chunk_factor",
+             with_ccd_params([](auto& p) {
+                 p.chunk_factor = std::numeric_limits<double>::infinity();
              })},
             {"IndexIVFCCD::search",
              "chunk_factor < 0",
