@@ -60,6 +60,17 @@ static inline void plant_sentinel(void) {
     }
 }
 
+/* bad_input_cases: error paths checked so far by this program (each test
+ * program prints its count at the end: report_bad_input_cases). */
+static int bad_input_cases;
+
+static inline void report_bad_input_cases(const char* program) {
+    printf("%s: %d bad-input cases, each refused with its code and a "
+           "message naming the function\n",
+           program,
+           bad_input_cases);
+}
+
 /* check_error: rc is `code`; the message is fresh, names `func` and
  * contains `needle`. */
 static inline void check_error(
@@ -71,6 +82,7 @@ static inline void check_error(
         const char* needle) {
     const char* msg = faiss_ccd_get_last_error();
     char what[512];
+    bad_input_cases++;
     if (rc != code) {
         snprintf(
                 what,

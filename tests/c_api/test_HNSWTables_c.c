@@ -185,5 +185,6 @@ int main(void) {
     printf("HNSWTables errors: ok\n");
     free(xb);
     free(xq);
+    report_bad_input_cases("test_HNSWTables_c");
     return 0;
 }

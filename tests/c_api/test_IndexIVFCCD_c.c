@@ -340,5 +340,6 @@ int main(void) {
     printf("errors: ok\n");
     free(xb);
     free(xq);
+    report_bad_input_cases("test_IndexIVFCCD_c");
     return 0;
 }

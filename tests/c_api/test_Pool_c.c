@@ -200,5 +200,6 @@ int main(void) {
     printf("pool errors: ok\n");
     free(xb);
     free(xq);
+    report_bad_input_cases("test_Pool_c");
     return 0;
 }
