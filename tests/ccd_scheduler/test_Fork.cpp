@@ -8,8 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "fork_test_util.h"
 
 #include <atomic>
 #include <chrono>
@@ -19,35 +18,8 @@ namespace faiss {
 namespace ccd {
 namespace {
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kUnderTsan = true;
-#else
-constexpr bool kUnderTsan = false;
-#endif
-
-/// run_in_child: fork, run `body` in the child (its return value is the
-/// exit status), and return the child's status, or -1 if it did not end
-/// within `timeout_s` (then it is killed).
-template <class Body>
-int run_in_child(Body body, int timeout_s = 60) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-        _exit(body());
-    }
-    EXPECT_GT(pid, 0);
-    const auto until =
-            std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    int status = 0;
-    while (std::chrono::steady_clock::now() < until) {
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
-}
+using fork_test::kUnderTsan;
+using fork_test::run_in_child;
 
 struct CountUnits : RunnerFactory {
     mutable std::atomic<int64_t> ran{0};

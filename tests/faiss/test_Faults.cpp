@@ -18,10 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ccd_scheduler/fork_test_util.h"
 #include "ivf_test_util.h"
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -35,14 +33,10 @@
 #include <vector>
 
 using namespace ivf_test;
+using fork_test::kUnderTsan;
+using fork_test::run_in_child;
 
 namespace {
-
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kUnderTsan = true;
-#else
-constexpr bool kUnderTsan = false;
-#endif
 
 enum class Fault { faiss_error, bad_alloc };
 
@@ -251,6 +245,48 @@ void expect_stock(
     EXPECT_EQ(D, ref.D);
     EXPECT_EQ(I, ref.I);
 }
+
+/// SearchingClients: `count` threads searching the first n queries with
+/// `index` until stop(), counting searches and answers unlike `ref`.
+struct SearchingClients {
+    std::atomic<bool> stopping{false};
+    std::atomic<int> searches{0}, wrong{0};
+    std::vector<std::thread> threads;
+
+    SearchingClients(
+            int count,
+            const faiss::Index& index,
+            const Answer& ref,
+            idx_t n,
+            idx_t k) {
+        for (int c = 0; c < count; c++) {
+            threads.emplace_back([this, &index, &ref, n, k] {
+                std::vector<float> D(n * k);
+                std::vector<idx_t> I(n * k);
+                while (!stopping.load()) {
+                    index.search(
+                            n,
+                            data().queries.data(),
+                            k,
+                            D.data(),
+                            I.data());
+                    wrong += D != ref.D || I != ref.I;
+                    searches++;
+                }
+            });
+        }
+    }
+    void stop() {
+        stopping = true;
+        for (auto& t : threads) {
+            t.join();
+        }
+        threads.clear();
+    }
+    ~SearchingClients() {
+        stop();
+    }
+};
 
 // ------------------------------------------------------ one client
 
@@ -540,25 +576,12 @@ TEST(Faults, DefaultRuntimeReplacedUnderSearches) {
     const idx_t n = 6, k = 10;
     const Answer ref = stock(*ivf, n, k);
     ivf->parallel_mode = faiss::PARALLEL_MODE_CCD;
-    std::atomic<bool> stop{false};
-    std::atomic<int> wrong{0}, searches{0};
-    std::vector<std::thread> clients;
-    for (int c = 0; c < 4; c++) {
-        clients.emplace_back([&] {
-            while (!stop.load()) {
-                std::vector<float> D(n * k);
-                std::vector<idx_t> I(n * k);
-                ivf->search(n, data().queries.data(), k, D.data(), I.data());
-                wrong += D != ref.D || I != ref.I;
-                searches++;
-            }
-        });
-    }
+    SearchingClients clients(4, *ivf, ref, n, k);
     const char* specs[] = {"2x1", "1x2", "2x2", "4x1"};
     std::vector<std::weak_ptr<Runtime>> replaced;
     for (int i = 0; i < 40; i++) {
-        const int before = searches.load();
-        while (searches.load() < before + 2) {
+        const int before = clients.searches.load();
+        while (clients.searches.load() < before + 2) {
             std::this_thread::yield();
         }
         std::shared_ptr<Runtime> next;
@@ -568,13 +591,10 @@ TEST(Faults, DefaultRuntimeReplacedUnderSearches) {
         replaced.push_back(Runtime::get_default());
         Runtime::set_default(next);
     }
-    stop = true;
-    for (auto& t : clients) {
-        t.join();
-    }
+    clients.stop();
     Runtime::set_default(nullptr);
     ivf->parallel_mode = 0;
-    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(clients.wrong.load(), 0);
     int alive = 0;
     for (auto& w : replaced) {
         alive += !w.expired();
@@ -597,58 +617,26 @@ TEST(Faults, ForkWhileSearching) {
     auto runtime = make_runtime("2x1");
     faiss::ccd::IndexIVFCCD ccd(ivf.get(), runtime, 5);
     ccd.helpers = 1;
-    std::atomic<bool> stop{false};
-    std::atomic<int> wrong{0};
-    std::vector<std::thread> clients;
-    for (int c = 0; c < 4; c++) {
-        clients.emplace_back([&] {
-            while (!stop.load()) {
-                std::vector<float> D(n * k);
-                std::vector<idx_t> I(n * k);
-                ccd.search(n, data().queries.data(), k, D.data(), I.data());
-                wrong += D != ref.D || I != ref.I;
-            }
-        });
-    }
+    SearchingClients clients(4, ccd, ref, n, k);
     for (int child = 0; child < 5; child++) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const pid_t pid = fork();
-        if (pid == 0) {
-            int status = 0;
-            for (int q = 0; q < 3 && status == 0; q++) {
+        const int status = run_in_child([&] {
+            for (int q = 0; q < 3; q++) {
                 std::vector<float> D(n * k);
                 std::vector<idx_t> I(n * k);
                 ccd.search(n, data().queries.data(), k, D.data(), I.data());
-                status = D == ref.D && I == ref.I ? 0 : 1;
+                if (D != ref.D || I != ref.I) {
+                    return 1;
+                }
             }
             runtime->pool().wait_idle();
-            _exit(status);
-        }
-        ASSERT_GT(pid, 0);
-        int status = 0;
-        bool ended = false;
-        const auto until =
-                std::chrono::steady_clock::now() + std::chrono::seconds(60);
-        while (std::chrono::steady_clock::now() < until) {
-            if (waitpid(pid, &status, WNOHANG) == pid) {
-                ended = true;
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        if (!ended) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-        }
-        EXPECT_TRUE(ended) << "child " << child << " hung";
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                << "child " << child << " status " << status;
+            return 0;
+        });
+        EXPECT_EQ(status, 0)
+                << "child " << child << (status < 0 ? " hung" : " failed");
     }
-    stop = true;
-    for (auto& t : clients) {
-        t.join();
-    }
-    EXPECT_EQ(wrong.load(), 0);
+    clients.stop();
+    EXPECT_EQ(clients.wrong.load(), 0);
 }
 
 } // namespace
