@@ -59,8 +59,8 @@ struct StealConfig {
     /// A remote CCD is a victim only when its queued tasks, summed over its
     /// workers, reach this. 1 steals any queued task once the own CCD is
     /// dry; larger values keep more work at home at some cost in latency.
-    /// Default kCcdWorkers: a CCD is robbed only once it holds more than
-    /// its own workers can start at once. The scale model chose it
+    /// Default kCcdWorkers: a CCD is robbed only once it holds at least
+    /// as many queued tasks as it has workers. The scale model chose it
     /// (docs/SIMULATION.md, "V2's cross-CCD threshold"): on 12 CCDs x 8 it
     /// lifts the skewed HNSW workload 1.22x and cuts its cross-CCD steals
     /// from 59% to 25% against a threshold of 1, and costs IVF nothing.
