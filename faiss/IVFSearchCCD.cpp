@@ -2,6 +2,7 @@
 
 #include <faiss/IVFScanCost.h>
 #include <faiss/ccd_scheduler/Clock.h>
+#include <faiss/ccd_scheduler/HeldAcrossForks.h>
 #include <faiss/ccd_scheduler/HelperPlan.h>
 #include <faiss/ccd_scheduler/Mapping.h>
 #include <faiss/ccd_scheduler/WorkShare.h>
@@ -60,8 +61,16 @@ int mode_from_env() {
 }
 
 /// stats_mutex: IndexIVFStats are plain fields (and indexIVF_stats is a
-/// global): concurrent searches add to them under this.
-std::mutex stats_mutex;
+/// global): concurrent searches add to them under this. fork() takes it
+/// first, so that a child never finds it held by a parent's search.
+std::mutex& stats_mutex() {
+    static std::mutex* m = [] {
+        auto* made = new std::mutex();
+        hold_across_forks(*made);
+        return made;
+    }();
+    return *m;
+}
 
 // ------------------------------------------------------------ one call
 
@@ -341,7 +350,7 @@ struct ScanCall {
             nlist += it.begin == 0;
             ndis += it.end - it.begin;
         }
-        std::lock_guard<std::mutex> lock(stats_mutex);
+        std::lock_guard<std::mutex> lock(stats_mutex());
         stats->nq += n;
         stats->nlist += nlist;
         stats->ndis += ndis;
@@ -614,7 +623,7 @@ struct ScanShare final : RunnerFactory {
                 double(scan_ns.load(std::memory_order_relaxed)),
                 double(scanned.load(std::memory_order_relaxed)),
                 shape);
-        std::lock_guard<std::mutex> lock(stats_mutex);
+        std::lock_guard<std::mutex> lock(stats_mutex());
         IVFSearchCCDStats& s = ivf_ccd_stats;
         s.calls++;
         s.inline_calls += st.helpers_submitted == 0;
@@ -969,7 +978,7 @@ void assign_then_scan(
     IndexIVFStats local;
     scan(coarse, &local);
     const double total_ms = getmillisecs() - t0;
-    std::lock_guard<std::mutex> lock(stats_mutex);
+    std::lock_guard<std::mutex> lock(stats_mutex());
     indexIVF_stats.add(local);
     indexIVF_stats.quantization_time += coarse.ms;
     indexIVF_stats.search_time += total_ms;

@@ -38,6 +38,8 @@ Monitor::Monitor(
     for (int i = 0; i < pool.num_workers() + kOutsideBuffers; i++) {
         buffers_.emplace_back(new Buffer());
     }
+    detail::watch_forks();
+    made_in_generation_ = detail::fork_generation();
 }
 
 Monitor::~Monitor() {
@@ -45,6 +47,9 @@ Monitor::~Monitor() {
 }
 
 void Monitor::record(MappingId id, uint64_t, uint64_t bytes) noexcept {
+    if (made_in_generation_ != detail::fork_generation()) {
+        return; // a fork() child: nothing drains the buffers (Monitor.h)
+    }
     const int w = pool_.current_worker();
     // Outside threads (callers that search themselves) spread over their
     // own buffers by a per-thread hash, so they do not queue on one lock.

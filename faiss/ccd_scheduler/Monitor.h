@@ -25,6 +25,13 @@
  * mapping can fix that), and when the new mapping would not beat the
  * current one by more than 1%: moving things would only cool caches.
  *
+ * fork(): in a child of the process that made it, a Monitor records
+ * nothing. Its thread is the parent's and is not there to drain the
+ * buffers (they would grow for as long as the child searches), and a
+ * buffer's lock may be held by a parent's search that the child does not
+ * have. The child's pool keeps the mapping it had at the fork; a Runtime
+ * made in the child monitors the child's traffic.
+ *
  * Thread contract: record() from any thread; tick(), stats(), history()
  * from any thread (serialised internally); start()/stop() from one thread.
  */
@@ -188,7 +195,8 @@ class Monitor final : public TrafficSink {
     };
     std::unique_ptr<ThreadSync> sync_{new ThreadSync()};
     std::thread thread_;
-    uint64_t thread_generation_ = 0; ///< detail::fork_generation() at start
+    uint64_t thread_generation_ = 0;  ///< detail::fork_generation() at start
+    uint64_t made_in_generation_ = 0; ///< ... when constructed
 };
 
 } // namespace ccd

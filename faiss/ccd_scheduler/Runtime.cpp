@@ -1,5 +1,6 @@
 #include <faiss/ccd_scheduler/Runtime.h>
 
+#include <faiss/ccd_scheduler/HeldAcrossForks.h>
 #include <faiss/ccd_scheduler/Topology.h>
 
 #include <cstdio>
@@ -61,8 +62,14 @@ namespace {
 // The default runtime. Never destroyed at exit: worker threads parked in
 // the kernel need no joining when the process ends, and joining them from
 // a static destructor would race with whatever else exit() tears down.
+// fork() takes the default's mutex first: a child never finds it held by
+// a parent's thread.
 std::mutex& default_mutex() {
-    static std::mutex* m = new std::mutex();
+    static std::mutex* m = [] {
+        auto* made = new std::mutex();
+        hold_across_forks(*made);
+        return made;
+    }();
     return *m;
 }
 

@@ -1,6 +1,9 @@
 // fork(): a child that uses the pools, runtimes and monitors its parent had
 // gets working workers (the parent's are not copied) and exits cleanly.
 
+#include <faiss/ccd_scheduler/Clock.h>
+#include <faiss/ccd_scheduler/HeldAcrossForks.h>
+#include <faiss/ccd_scheduler/Monitor.h>
 #include <faiss/ccd_scheduler/Pool.h>
 #include <faiss/ccd_scheduler/Runtime.h>
 #include <faiss/ccd_scheduler/TaskGroup.h>
@@ -12,12 +15,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace faiss {
 namespace ccd {
 namespace {
 
+using fork_test::kUnderAsan;
 using fork_test::kUnderTsan;
 using fork_test::run_in_child;
 
@@ -94,6 +100,111 @@ TEST(Fork, ChildGetsWorkingPools) {
     // The parent's own are untouched.
     EXPECT_EQ(exercise(pool), 0);
     EXPECT_EQ(exercise(runtime->pool()), 0);
+}
+
+/// HeldAtFork: a thread holds `m` for `hold` and marks `released` just
+/// before it unlocks; the test forks while it holds it.
+struct HeldAtFork {
+    std::atomic<bool> holding{false};
+    std::atomic<bool> released{false};
+    std::thread holder;
+    HeldAtFork(std::mutex& m, std::chrono::milliseconds hold)
+            : holder([this, &m, hold] {
+                  std::lock_guard<std::mutex> lock(m);
+                  holding = true;
+                  std::this_thread::sleep_for(hold);
+                  released = true;
+              }) {
+        while (!holding) {
+            std::this_thread::yield();
+        }
+    }
+    ~HeldAtFork() {
+        holder.join();
+    }
+};
+
+// The interleaving HeldAcrossForks.h argues about: another thread holds
+// the mutex when fork() is called. Registered, fork() waits for it to be
+// released and the child can lock it; not registered, the child finds it
+// held by a thread it does not have and waits forever.
+TEST(Fork, MutexHeldAcrossForksIsFreeInTheChild) {
+    if (kUnderTsan) {
+        GTEST_SKIP() << "ThreadSanitizer does not support fork() with "
+                        "threads running";
+    }
+    static std::mutex registered; // process lifetime, as the contract says
+    static const bool once = (hold_across_forks(registered), true);
+    (void)once;
+    {
+        HeldAtFork held(registered, std::chrono::milliseconds(200));
+        const int status = run_in_child([] {
+            registered.lock();
+            registered.unlock();
+            return 0;
+        });
+        EXPECT_EQ(status, 0) << "-1: the child waited for the mutex";
+        // fork() itself waited for the holder, in the parent too.
+        EXPECT_TRUE(held.released.load());
+    }
+    std::mutex unregistered;
+    {
+        HeldAtFork held(unregistered, std::chrono::milliseconds(1500));
+        const int status = run_in_child(
+                [&unregistered] {
+                    unregistered.lock();
+                    return 0;
+                },
+                /*timeout_s=*/1,
+                /*dump=*/false);
+        EXPECT_EQ(status, -1) << "the hazard this guards against is gone?";
+    }
+}
+
+TEST(Fork, HoldAcrossForksRefusesMoreThanItsSlots) {
+    if (kUnderTsan) {
+        GTEST_SKIP() << "ThreadSanitizer does not support fork() with "
+                        "threads running";
+    }
+    // In a child: the slots it fills are the child's alone.
+    const int status = run_in_child([] {
+        static std::mutex many[kMaxHeldAcrossForks + 1];
+        for (std::mutex& m : many) {
+            try {
+                hold_across_forks(m);
+            } catch (const std::logic_error&) {
+                return 0;
+            }
+        }
+        return 1;
+    });
+    EXPECT_EQ(status, 0) << "1: no slot limit";
+}
+
+// A Monitor made before a fork() records nothing in the child: its thread
+// is not there to drain the buffers.
+TEST(Fork, MonitorRecordsNothingInAChild) {
+    if (kUnderTsan || kUnderAsan) {
+        GTEST_SKIP() << "fork() with threads running under a sanitizer "
+                        "(fork_test_util.h)";
+    }
+    Pool pool(Topology::from_spec("2x1"));
+    auto clock = std::make_shared<ManualClock>(0);
+    Monitor monitor(pool, MonitorConfig(), clock);
+    monitor.record(make_mapping_id(1, 0), 1, 100);
+    monitor.tick();
+    ASSERT_EQ(monitor.stats().records, 1u);
+    const int status = run_in_child([&] {
+        for (int i = 0; i < 1000; i++) {
+            monitor.record(make_mapping_id(1, uint32_t(i)), 1, 100);
+        }
+        monitor.tick();
+        return monitor.stats().records == 1 ? 0 : 1;
+    });
+    EXPECT_EQ(status, 0) << "1: the child's records were kept";
+    monitor.record(make_mapping_id(1, 1), 1, 100);
+    monitor.tick();
+    EXPECT_EQ(monitor.stats().records, 2u) << "the parent still records";
 }
 
 } // namespace
