@@ -21,7 +21,6 @@ benchs/results).
 """
 
 import argparse
-import datetime
 import json
 import os
 import pathlib
@@ -131,104 +130,48 @@ def check_equal(index, xq, k, contenders):
     return {c: float((I == ref_I).mean()) for c, (D, I) in answers.items()}
 
 
-def git_commit():
-    """Short hash of the tree, "-dirty" with changes outside benchs/results/
-    (the benchmarks' own output), as benchs/common/run_info.h reports it."""
-    git = ["git", "-C", str(ROOT)]
-    try:
-        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True).stdout.strip()
-        changed = subprocess.run(
-            git + ["status", "--porcelain", "--", ".", ":!benchs/results"],
-            capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return "unknown"
-    if not head:
-        return "unknown"
-    return head + "-dirty" if changed else head
-
-
-def write_report(out, result):
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "python_mode.json").write_text(json.dumps(result, indent=1))
-    lines = ["# bench_parallel_mode: faiss.IndexIVF from Python", "",
-             f"- command: `{result['command']}`",
-             f"- date: {result['date']}, commit {result['commit']}, "
-             f"{result['seconds']:.0f} s",
-             f"- FAISS: {result['faiss']}",
-             f"- topology: {result['topology']}",
-             f"- load average (1 min): {result['load_before']:.2f} before, "
-             f"{result['load_after']:.2f} after",
-             f"- data: {result['data']}", f"- index: {result['index']}",
-             f"- plan: {result['plan']}",
-             "- same labels as `faiss` on 500 queries: "
-             + ", ".join(f"{c} {v:.4f}" for c, v in result['agree'].items()),
-             ""]
-    names = contenders_of(result)
-    for scenario, title in (("batch", "Batch"), ("single", "Single client"),
-                            ("clients", "Python client threads")):
-        rows = result["scenarios"][scenario]
-        best = max(rows[c]["qps"] for c in CONTENDERS if c != "ccd")
-        lines += [f"## {title} ({result['sizes'][scenario]})", "",
-                  "| contender | QPS | QPS / best stock (same build) | "
-                  "P50 ms | P99 ms | P999 ms |",
-                  "|---|---:|---:|---:|---:|---:|"]
-        for c in names:
-            r = rows[c]
-            lat = " | ".join(f"{r[k]:.3f}" if k in r else "-"
-                             for k in ("p50_ms", "p99_ms", "p999_ms"))
-            lines.append(f"| {c} | {r['qps']:.0f} | {r['qps'] / best:.2f} "
-                         f"| {lat} |")
-        lines.append("")
-    if REFERENCE in names:
-        lines += [f"`{REFERENCE}`: {result['reference']}", ""]
-    (out / "python_mode.md").write_text("\n".join(lines))
-    plot(result, out / "python_mode.png")
-
-
-def contenders_of(result):
+def contenders_of(scenarios):
     """The contenders measured, the reference row last if it ran."""
-    rows = result["scenarios"]["batch"]
-    return [c for c in CONTENDERS + (REFERENCE,) if c in rows]
+    return [c for c in CONTENDERS + (REFERENCE,) if c in scenarios["batch"]]
 
 
-def plot(result, png):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    scenarios = ("batch", "single", "clients")
-    names = contenders_of(result)
-    width = 0.8 / len(names)
+SCENARIOS = (("batch", "Batch"), ("single", "Single client"),
+             ("clients", "Python client threads"))
 
-    def offset(i):
-        return (i - (len(names) - 1) / 2) * width
 
-    for i, c in enumerate(names):
-        xs = [j + offset(i) for j in range(len(scenarios))]
-        axes[0].bar(xs, [result["scenarios"][s][c]["qps"]
-                         for s in scenarios], width, label=c)
-    axes[0].set_xticks(range(len(scenarios)))
-    axes[0].set_xticklabels([f"{s}\n{result['sizes'][s]}"
-                             for s in scenarios], fontsize=8)
-    axes[0].set_ylabel("QPS (median of rounds)")
-    axes[0].set_title("Throughput")
-    axes[0].legend(fontsize=8)
-    for ax, s in zip(axes[1:], ("single", "clients")):
-        for i, c in enumerate(names):
-            r = result["scenarios"][s][c]
-            ax.bar([j + offset(i) for j in range(3)],
-                   [r["p50_ms"], r["p99_ms"], r["p999_ms"]], width, label=c)
-        ax.set_xticks(range(3))
-        ax.set_xticklabels(["P50", "P99", "P999"])
-        ax.set_yscale("log")
-        ax.set_ylabel("ms (log)")
-        ax.set_title(f"Latency, {s} ({result['sizes'][s]})")
-        ax.legend(fontsize=8)
-    fig.suptitle(f"PARALLEL_MODE_CCD vs stock modes, fork's AVX2 build - "
-                 f"{result['topology']}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(png, dpi=90)
+def tables_and_plots(scenarios, sizes):
+    """A table per scenario (QPS against the best stock contender of the
+    same build, P50/P99/P999) and the plots: QPS by scenario, latency of
+    the single client and of the threads."""
+    names = contenders_of(scenarios)
+    tables = []
+    for s, title in SCENARIOS:
+        rows = scenarios[s]
+        best = max(rows[c]["qps"] for c in CONTENDERS if c != "ccd")
+        tables.append({
+            "title": f"{title} ({sizes[s]})",
+            "columns": ["contender", "QPS", "QPS / best stock (same build)",
+                        "P50 ms", "P99 ms", "P999 ms"],
+            "rows": [[c, rows[c]["qps"], rows[c]["qps"] / best]
+                     + [rows[c].get(k) for k in ("p50_ms", "p99_ms",
+                                                 "p999_ms")]
+                     for c in names]})
+    plots = [{"title": "Throughput", "kind": "bar",
+              "ylabel": "QPS (median of rounds)",
+              "categories": [f"{s} ({sizes[s]})" for s, _ in SCENARIOS],
+              "series": [{"label": c, "x": [0, 1, 2],
+                          "y": [scenarios[s][c]["qps"]
+                                for s, _ in SCENARIOS]} for c in names]}]
+    for s in ("single", "clients"):
+        plots.append({
+            "title": f"Latency, {s} ({sizes[s]})", "kind": "bar",
+            "ylabel": "ms (log)", "yscale": "log",
+            "categories": ["P50", "P99", "P999"],
+            "series": [{"label": c, "x": [0, 1, 2],
+                        "y": [scenarios[s][c][k] for k in
+                              ("p50_ms", "p99_ms", "p999_ms")]}
+                       for c in names]})
+    return tables, plots
 
 
 def measure(args, contenders):
@@ -301,8 +244,13 @@ def main():
         print("this faiss is not the fork's (PYTHONPATH=build/python?)",
               file=sys.stderr)
         return 2
-    started = time.time()
-    load_before = os.getloadavg()[0]
+    # Here, not at the top: the reference row's process runs Debian's
+    # faiss, which has no faiss.contrib.ccd.
+    from faiss.contrib.ccd import report
+    command = " ".join(["PYTHONPATH=build/python", "/usr/bin/python3",
+                        "benchs/python/bench_parallel_mode.py"]
+                       + sys.argv[1:])
+    run = report.run_info(command, str(ROOT))
     samples, agree, sizes, data, index, rounds = measure(args, CONTENDERS)
     scenarios = {s: median_rows(v) for s, v in samples.items()}
     reference = reference_row(args)
@@ -310,36 +258,30 @@ def main():
         for s in scenarios:
             scenarios[s][REFERENCE] = reference[s]
     pool = faiss.ccd.get_default_pool()
-
-    result = {
-        "benchmark": "python_mode",
-        "command": " ".join(["PYTHONPATH=build/python", "/usr/bin/python3",
-                             "benchs/python/bench_parallel_mode.py"]
-                            + sys.argv[1:]),
-        "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": git_commit(),
-        "seconds": time.time() - started,
-        "faiss": f"the fork's faiss {faiss.__version__} from "
-                 f"{os.path.dirname(faiss.__file__)}, AVX2 module "
-                 f"{getattr(faiss.loader, 'has_AVX2', '?')}",
-        "topology": pool.topology(),
-        "load_before": load_before,
-        "load_after": os.getloadavg()[0],
-        "data": data,
-        "index": index,
-        "plan": (f"{rounds} rounds; in a round each contender runs every "
-                 f"scenario in turn, the order rotating by round; tables "
-                 f"give the median of the rounds"),
-        "reference": (f"Debian's python3-faiss ({DEBIAN_FAISS}), "
-                      f"parallel_mode 0, all cores, measured after the "
-                      f"others in a second process, same data and plan"),
-        "sizes": sizes,
-        "agree": agree,
-        "scenarios": scenarios,
-        "pool_stats": pool.stats(),
-    }
-    write_report(pathlib.Path(args.out), result)
-    print((pathlib.Path(args.out) / "python_mode.md").read_text())
+    run.update(
+        faiss=f"the fork's faiss {faiss.__version__} from "
+              f"{os.path.dirname(faiss.__file__)}, AVX2 module "
+              f"{getattr(faiss.loader, 'has_AVX2', '?')}",
+        topology=pool.topology())
+    tables, plots = tables_and_plots(scenarios, sizes)
+    notes = [f"data: {data}", f"index: {index}",
+             f"plan: {rounds} rounds; in a round each contender runs every "
+             f"scenario in turn, the order rotating by round; tables give "
+             f"the median of the rounds",
+             "same labels as `faiss` on 500 queries: "
+             + ", ".join(f"{c} {v:.4f}" for c, v in agree.items())]
+    if reference is not None:
+        notes.append(f"`{REFERENCE}`: Debian's python3-faiss "
+                     f"({DEBIAN_FAISS}), parallel_mode 0, all cores, "
+                     f"measured after the others in a second process, same "
+                     f"data and plan")
+    result = {"benchmark": "python_mode",
+              "title": "bench_parallel_mode: faiss.IndexIVF from Python",
+              "run": run, "notes": notes, "tables": tables, "plots": plots,
+              "data": {"sizes": sizes, "agree": agree,
+                       "scenarios": scenarios, "pool_stats": pool.stats()}}
+    paths = report.finish(result, args.out)
+    print(paths[1].read_text())
     if min(agree.values()) < 0.999:
         print("contenders disagree", agree, file=sys.stderr)
         return 1
