@@ -1,6 +1,7 @@
 #include "ivf_data.h"
 
 #include "common/run_info.h"
+#include "fashion_mnist.h"
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFFlat.h>
@@ -8,8 +9,6 @@
 #include <faiss/index_io.h>
 #include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/random.h>
-
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -327,60 +326,16 @@ void index_and_gt(
     ds.lists = list_stats(*ds.index);
 }
 
-/// read_idx_gz: an idx file (big-endian header, unsigned bytes), gzipped.
-std::vector<uint8_t> read_idx_gz(
-        const std::string& path,
-        uint32_t magic,
-        std::vector<uint32_t>* dims) {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (f == nullptr) {
+/// fmnist_images: the first n images of an idx3 file, as floats (the
+/// tests' reader, tests/faiss/fashion_mnist.h); throws when it is missing.
+std::vector<float> fmnist_images(const std::string& path, size_t n, int* d) {
+    fashion_mnist::Images im = fashion_mnist::load_images(
+            path, int(std::min<size_t>(n, size_t(1) << 30)));
+    if (im.n == 0) {
         throw std::runtime_error("cannot open " + path);
     }
-    auto be32 = [&](uint32_t* v) {
-        unsigned char b[4];
-        if (gzread(f, b, 4) != 4) {
-            return false;
-        }
-        *v = uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 |
-                uint32_t(b[3]);
-        return true;
-    };
-    uint32_t m = 0;
-    if (!be32(&m) || m != magic) {
-        gzclose(f);
-        throw std::runtime_error(path + ": not an idx file of the right type");
-    }
-    size_t total = 1;
-    dims->assign(magic & 0xff, 0);
-    for (uint32_t& v : *dims) {
-        if (!be32(&v)) {
-            gzclose(f);
-            throw std::runtime_error(path + ": truncated header");
-        }
-        total *= v;
-    }
-    std::vector<uint8_t> data(total);
-    size_t got = 0;
-    while (got < total) {
-        const unsigned chunk = unsigned(std::min<size_t>(total - got, 1 << 30));
-        const int r = gzread(f, data.data() + got, chunk);
-        if (r <= 0) {
-            gzclose(f);
-            throw std::runtime_error(path + ": truncated data");
-        }
-        got += size_t(r);
-    }
-    gzclose(f);
-    return data;
-}
-
-/// fmnist_images: the first n images of an idx3 file, as floats.
-std::vector<float> fmnist_images(const std::string& path, size_t n, int* d) {
-    std::vector<uint32_t> dims;
-    const std::vector<uint8_t> raw = read_idx_gz(path, 0x00000803, &dims);
-    *d = int(dims[1] * dims[2]);
-    n = std::min<size_t>(n, dims[0]);
-    return std::vector<float>(raw.begin(), raw.begin() + n * size_t(*d));
+    *d = im.d;
+    return std::move(im.x);
 }
 
 } // namespace
