@@ -330,7 +330,8 @@ void index_and_gt(
 /// tests' reader, tests/faiss/fashion_mnist.h); throws when it is missing.
 std::vector<float> fmnist_images(const std::string& path, size_t n, int* d) {
     fashion_mnist::Images im = fashion_mnist::load_images(
-            path, int(std::min<size_t>(n, size_t(1) << 30)));
+            path,
+            int(std::min<size_t>(n, size_t(1) << 30)));
     if (im.n == 0) {
         throw std::runtime_error("cannot open " + path);
     }
