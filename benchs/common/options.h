@@ -101,6 +101,16 @@ class Options {
         return true;
     }
 
+    /// help_for: the help line of an option declared before: the built-in
+    /// --out or --quick, where a program gives them another meaning.
+    void help_for(const std::string& name, const std::string& help) {
+        for (Spec& s : specs_) {
+            if (s.name == name) {
+                s.help = help;
+            }
+        }
+    }
+
     bool help_asked() const {
         return help_;
     }

@@ -208,9 +208,7 @@ Report to_report(const DatasetResults& r) {
         rep.notes.push_back(
                 r.contenders[i] + ": " + r.contender_descriptions[i]);
     }
-    for (const TargetCheck& t : r.targets) {
-        rep.targets.push_back({t.name, t.measured, t.met, t.why, ""});
-    }
+    rep.targets = r.targets;
 
     Table single = scenario_table(r, "single");
     single.title =

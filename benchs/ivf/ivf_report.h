@@ -47,14 +47,6 @@ struct ScenarioRow {
     void finalize();
 };
 
-struct TargetCheck {
-    std::string dataset;
-    std::string name;     ///< e.g. "pool-ccd single P50 <= 0.9x best stock"
-    std::string measured; ///< e.g. "0.84x (2.51 vs 2.99 ms)"
-    bool met = false;
-    std::string why; ///< for a miss: what the measurements point at
-};
-
 struct DatasetResults {
     // The run.
     RunInfo run;
@@ -86,7 +78,7 @@ struct DatasetResults {
     SplitAnalysis split; ///< over the single-client queries
     bool has_scan_cost = false;
     ScanCost scan_cost; ///< one-thread scan cost per task decomposition
-    std::vector<TargetCheck> targets;
+    std::vector<Target> targets;    ///< judged by judge_targets()
     std::vector<std::string> notes; ///< diagnosis lines for the report
 
     const ScenarioRow* row(

@@ -53,9 +53,8 @@ void judge_targets(DatasetResults* r) {
                        bool at_most,
                        std::string measured,
                        std::string why) {
-            TargetCheck t;
-            t.dataset = r->dataset;
-            t.name = std::string(name) + " " + target;
+            Target t;
+            t.target = std::string(name) + " " + target;
             t.measured = std::move(measured);
             t.met = at_most ? value <= limit : value >= limit;
             if (!t.met) {

@@ -23,13 +23,22 @@
  * calibrate_scan_faiss.
  *
  *   calibrate_scan_faiss [--small-mb 4] [--large-mb 512] [--seconds 1]
- *                       [--threads N (all cores)]
+ *                       [--threads N (all cores)] [--quick] [--out DIR]
+ *
+ * Options through the benchmarks' one parser (common/options.h). The JSON
+ * goes to stdout; with --out it is also written to DIR/<program>.json.
+ * --quick: 0.1 s per measurement over 64 MB (a smoke run, not a
+ * calibration).
  */
 
+#include "common/options.h"
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -255,21 +264,32 @@ L3Domains l3_domains() {
 int main(int argc, char** argv) {
     double small_mb = 4, large_mb = 512, seconds = 1;
     int threads = int(std::thread::hardware_concurrency());
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string a = argv[i];
-        const double v = std::atof(argv[i + 1]);
-        if (a == "--small-mb") {
-            small_mb = v;
-        } else if (a == "--large-mb") {
-            large_mb = v;
-        } else if (a == "--seconds") {
-            seconds = v;
-        } else if (a == "--threads") {
-            threads = int(v);
-        } else {
-            std::fprintf(stderr, "unknown option %s\n", a.c_str());
-            return 2;
-        }
+    const std::string program =
+            std::filesystem::path(argv[0]).filename().string();
+    bench::Options o(program, "bench_sim's per-byte scan costs, measured");
+    o.out.clear(); // stdout only, unless --out is given
+    o.help_for("out", "also write the JSON to DIR/" + program + ".json");
+    o.help_for("quick", "0.1 s per measurement over 64 MB (a smoke run)");
+    o.add("small-mb", &small_mb, "MB", "data kept in the caches (4)");
+    o.add("large-mb", &large_mb, "MB", "data far beyond the L3 (512)");
+    o.add("seconds", &seconds, "S", "per measurement (1)");
+    o.add("threads", &threads, "N", "DRAM bandwidth threads (all cores)");
+    if (!o.parse(argc, argv)) {
+        return o.help_asked() ? 0 : 2;
+    }
+    if (o.quick) {
+        seconds = std::min(seconds, 0.1);
+        large_mb = std::min(large_mb, 64.0);
+    }
+    // The negated test refuses NaN too.
+    if (!(small_mb > 0 && large_mb > small_mb && large_mb <= 65536 &&
+          seconds > 0 && seconds <= 3600 && threads > 0 && threads <= 4096)) {
+        std::fprintf(
+                stderr,
+                "%s: wants 0 < --small-mb < --large-mb <= 65536, "
+                "0 < --seconds <= 3600 and 0 < --threads <= 4096\n",
+                program.c_str());
+        return 2;
     }
     float sink = 0;
     const double cached = ns_per_byte(small_mb, seconds, &sink);
@@ -283,7 +303,10 @@ int main(int argc, char** argv) {
 #else
     const char* isa = "generic x86-64";
 #endif
-    std::printf(
+    char json[1024];
+    std::snprintf(
+            json,
+            sizeof(json),
             "{\"l3_ns_per_byte\": %.5f, \"dram_ns_per_byte\": %.5f,\n"
             " \"host_ccds\": %d, \"host_cores_per_ccd\": %d, "
             "\"host_l3_mb\": %.0f, \"host_dram_gbps\": %.2f,\n"
@@ -305,5 +328,22 @@ int main(int argc, char** argv) {
             seconds,
             threads,
             double(sink));
+    std::fputs(json, stdout);
+    if (!o.out.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.out, ec);
+        const std::string path = o.out + "/" + program + ".json";
+        std::ofstream f(path);
+        f << json;
+        if (!f.flush()) {
+            std::fprintf(
+                    stderr,
+                    "%s: cannot write %s\n",
+                    program.c_str(),
+                    path.c_str());
+            return 1;
+        }
+        std::fprintf(stderr, "wrote %s\n", path.c_str());
+    }
     return 0;
 }
