@@ -6,8 +6,8 @@ build.
     PYTHONPATH=build/python /usr/bin/python3 benchs/python/bench_parallel_mode.py
     ... --quick --out /tmp/x      # smoke run (ctest -L bench)
 
-Contenders, one index, one process, taking turns block by block (each
-round starts with another contender) so that noise hits all alike:
+Contenders, one index, one process, taking turns (each round starts
+with another contender: loadgen.turns) so that noise hits all alike:
   faiss       parallel_mode 0, FAISS's OpenMP with all cores per call
   faiss-omp1  parallel_mode 0, one OpenMP thread per calling thread
   faiss-pm1   parallel_mode 1 (each query's lists shared), all cores
@@ -16,7 +16,9 @@ and, as a reference row measured afterwards in a second process, Debian's
 own python3-faiss (a generic x86-64 build of the same FAISS 1.7.3) in
 parallel_mode 0: "debian-faiss". Scenarios: batch (one call of B queries),
 single (one Python thread, one query per call), clients (T Python threads,
-one query per call). Writes python_mode.{json,md,png} to --out (default
+one query per call). Data, load generators and percentiles come from
+faiss.contrib.ccd (the reference row's process takes the same modules from
+the source tree). Writes python_mode.{json,md,png} to --out (default
 benchs/results).
 """
 
@@ -26,92 +28,59 @@ import os
 import pathlib
 import subprocess
 import sys
-import threading
-import time
 
 import faiss
 import numpy as np
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+try:
+    from faiss.contrib.ccd import datasets, evaluation, loadgen
+except ImportError:
+    # The reference row's process runs Debian's faiss, which has no
+    # faiss.contrib.ccd: it takes the same modules from the source tree.
+    sys.path.insert(0, str(ROOT))
+    from contrib import datasets, evaluation, loadgen      # noqa: E402
+
 CONTENDERS = ("faiss", "faiss-omp1", "faiss-pm1", "ccd")
 REFERENCE = "debian-faiss"
 DEBIAN_FAISS = "/usr/lib/python3/dist-packages"
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def make_data(nb, d, nq, seed=1234):
-    """Gaussian blobs of lognormal sizes; queries drawn like the data."""
-    rs = np.random.RandomState(seed)
-    nblobs = 512
-    centers = rs.randn(nblobs, d).astype(np.float32) * 4
-    weights = rs.lognormal(0, 1, nblobs)
-    weights /= weights.sum()
-    xb = centers[rs.choice(nblobs, nb, p=weights)]
-    xb += rs.randn(nb, d).astype(np.float32)
-    xq = centers[rs.choice(nblobs, nq, p=weights)]
-    xq += rs.randn(nq, d).astype(np.float32)
-    return xb.astype(np.float32), xq.astype(np.float32)
+class Contender:
+    """A parallel mode as a user switches it: index.parallel_mode, and
+    faiss.omp_set_num_threads in each thread that searches."""
+
+    def __init__(self, name):
+        self.name = name
+        self.mode = {"ccd": getattr(faiss, "PARALLEL_MODE_CCD", 0),
+                     "faiss-pm1": 1}.get(name, 0)
+        self.threads = 1 if name == "faiss-omp1" else os.cpu_count()
+
+    def use(self, index):
+        index.parallel_mode = self.mode
+        self.thread_init()
+
+    def thread_init(self):
+        faiss.omp_set_num_threads(self.threads)
 
 
-def use(index, contender):
-    """Make `index` search like `contender` in the calling thread."""
-    index.parallel_mode = {"ccd": getattr(faiss, "PARALLEL_MODE_CCD", 0),
-                           "faiss-pm1": 1}.get(contender, 0)
-    faiss.omp_set_num_threads(threads_of(contender))
+def measure_turn(index, xq, k, c, plan):
+    """One contender's turn: batch, single client, client threads."""
+    c.use(index)
 
-
-def threads_of(contender):
-    return 1 if contender == "faiss-omp1" else os.cpu_count()
-
-
-def percentiles(lat_s):
-    lat = np.sort(np.asarray(lat_s)) * 1e3
-    return {f"p{p}_ms": float(np.percentile(lat, q)) for p, q in
-            (("50", 50), ("99", 99), ("999", 99.9))}
-
-
-def run_single(index, xq, k, contender, n):
-    use(index, contender)
-    lat = []
-    t0 = time.perf_counter()
-    for i in range(n):
-        q = xq[i % len(xq): i % len(xq) + 1]
-        s = time.perf_counter()
+    def search(q):
         index.search(q, k)
-        lat.append(time.perf_counter() - s)
-    return {"qps": n / (time.perf_counter() - t0), **percentiles(lat)}
-
-
-def run_clients(index, xq, k, contender, threads, n):
-    use(index, contender)  # the mode is on the index, for every thread
-    lat = [[] for _ in range(threads)]
-    barrier = threading.Barrier(threads + 1)
-
-    def client(t):
-        faiss.omp_set_num_threads(threads_of(contender))  # per thread
-        barrier.wait()
-        for i in range(n):
-            j = (t * 7919 + i) % len(xq)
-            s = time.perf_counter()
-            index.search(xq[j:j + 1], k)
-            lat[t].append(time.perf_counter() - s)
-
-    workers = [threading.Thread(target=client, args=(t,))
-               for t in range(threads)]
-    for w in workers:
-        w.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    for w in workers:
-        w.join()
-    wall = time.perf_counter() - t0
-    return {"qps": threads * n / wall, **percentiles(sum(lat, []))}
-
-
-def run_batch(index, xq, k, contender):
-    use(index, contender)
-    t0 = time.perf_counter()
-    index.search(xq, k)
-    return {"qps": len(xq) / (time.perf_counter() - t0)}
+    runs = {"batch": loadgen.batches(search, xq[:plan["batch"]],
+                                     plan["batch"], calls=1),
+            "single": loadgen.closed_loop(search, xq, 1,
+                                          calls=plan["single"],
+                                          thread_init=c.thread_init),
+            "clients": loadgen.closed_loop(search, xq, plan["clients"],
+                                           calls=plan["client_calls"],
+                                           thread_init=c.thread_init)}
+    out = {s: r.summary() for s, r in runs.items()}
+    out["batch"] = {"qps": out["batch"]["qps"]}   # one call: no percentiles
+    return out
 
 
 def median_rows(samples):
@@ -124,10 +93,10 @@ def check_equal(index, xq, k, contenders):
     """Every contender answers the same (labels; ties aside)."""
     answers = {}
     for c in contenders:
-        use(index, c)
-        answers[c] = index.search(xq[:500], k)
-    ref_D, ref_I = answers["faiss"]
-    return {c: float((I == ref_I).mean()) for c, (D, I) in answers.items()}
+        c.use(index)
+        answers[c.name] = index.search(xq[:500], k)[1]
+    ref = answers[contenders[0].name]
+    return {c: float((I == ref).mean()) for c, I in answers.items()}
 
 
 def contenders_of(scenarios):
@@ -174,37 +143,41 @@ def tables_and_plots(scenarios, sizes):
     return tables, plots
 
 
-def measure(args, contenders):
-    """Build the data and the index, then `rounds` rounds of every scenario
-    for every contender, the order rotating by round. Returns
-    (samples, agree, sizes, data, index description)."""
+def measure(args, names):
+    """Build the data and the index, then `rounds` rounds in which every
+    contender takes its turn at every scenario, the order rotating by
+    round (loadgen.turns). Returns (samples by scenario, agree, sizes,
+    data, index description, rounds)."""
     quick = args.quick
     nb, d, nlist, nprobe, k = ((20000, 32, 128, 8, 10) if quick
                                else (200000, 64, 1024, 16, 10))
-    nbatch, nsingle, nclient = (200, 50, 20) if quick else (4000, 2000, 500)
+    plan = ({"batch": 200, "single": 50, "clients": args.clients,
+             "client_calls": 20} if quick else
+            {"batch": 4000, "single": 2000, "clients": args.clients,
+             "client_calls": 500})
     rounds = 1 if quick else args.rounds
-    xb, xq = make_data(nb, d, max(nbatch, 1000))
+    ds = datasets.SkewedSynthetic(nb=nb, d=d, nq=max(plan["batch"], 1000),
+                                  nblobs=512)
+    xb, xq = ds.get_database(), ds.get_queries()
     faiss.omp_set_num_threads(os.cpu_count())
     index = faiss.index_factory(d, f"IVF{nlist},Flat")
     index.train(xb[:max(50 * nlist, 20000)])
     index.add(xb)
     index.nprobe = nprobe
+    contenders = [Contender(n) for n in names]
     agree = check_equal(index, xq, k, contenders)
-    samples = {s: {c: [] for c in contenders}
+    turns = loadgen.turns(contenders, rounds,
+                          lambda c: measure_turn(index, xq, k, c, plan))
+    samples = {s: {c: [t[s] for t in turns[c]] for c in names}
                for s in ("batch", "single", "clients")}
-    for r in range(rounds):
-        shift = r % len(contenders)
-        for c in contenders[shift:] + contenders[:shift]:
-            samples["batch"][c].append(run_batch(index, xq[:nbatch], k, c))
-            samples["single"][c].append(
-                run_single(index, xq, k, c, nsingle))
-            samples["clients"][c].append(
-                run_clients(index, xq, k, c, args.clients, nclient))
-    use(index, "faiss")
-    sizes = {"batch": f"{nbatch} queries", "single": f"{nsingle} queries",
-             "clients": f"{args.clients} threads x {nclient} queries"}
+    Contender("faiss").use(index)
+    sizes = {"batch": f"{plan['batch']} queries",
+             "single": f"{plan['single']} queries",
+             "clients": f"{args.clients} threads x {plan['client_calls']} "
+                        f"queries"}
     return (samples, agree, sizes,
-            f"{nb} x {d} gaussian blobs (512, lognormal sizes), seed 1234",
+            f"{ds.name}: {nb} x {d} gaussian blobs (512, lognormal sizes), "
+            f"queries Zipf {ds.zipf:g} over blobs",
             f"IVF{nlist},Flat, nprobe {nprobe}, k {k}", rounds)
 
 
@@ -225,16 +198,26 @@ def reference_row(args):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main():
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smoke run")
-    ap.add_argument("--out", default=str(ROOT / "benchs" / "results"))
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument("--reference", action="store_true",
-                    help="internal: measure this process's faiss as 'faiss' "
-                         "and print the medians as JSON")
-    args = ap.parse_args()
+    aa = ap.add_argument_group("load").add_argument
+    aa("--quick", action="store_true", help="smoke run")
+    aa("--rounds", type=int, default=5)
+    aa("--clients", type=int, default=8, help="client threads")
+    aa = ap.add_argument_group("output").add_argument
+    aa("--out", default=str(ROOT / "benchs" / "results"))
+    aa("--reference", action="store_true",
+       help="internal: measure this process's faiss as 'faiss' and print "
+            "the medians as JSON")
+    args = ap.parse_args(argv)
+    if args.rounds < 1 or not 1 <= args.clients <= loadgen.MAX_THREADS:
+        ap.error(f"--rounds must be at least 1 and --clients in "
+                 f"[1, {loadgen.MAX_THREADS}]")
+    return args
+
+
+def main():
+    args = parse_args(sys.argv[1:])
     if args.reference:
         samples, *_ = measure(args, ("faiss",))
         print(json.dumps({s: median_rows(v)["faiss"]
@@ -244,8 +227,6 @@ def main():
         print("this faiss is not the fork's (PYTHONPATH=build/python?)",
               file=sys.stderr)
         return 2
-    # Here, not at the top: the reference row's process runs Debian's
-    # faiss, which has no faiss.contrib.ccd.
     from faiss.contrib.ccd import report
     command = " ".join(["PYTHONPATH=build/python", "/usr/bin/python3",
                         "benchs/python/bench_parallel_mode.py"]

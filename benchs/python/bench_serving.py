@@ -393,6 +393,9 @@ def main(argv):
     if out is None:
         return 2
     rep = to_report(out)
+    for t in rep["tables"]:
+        report.print_table(t, left=2 if t["title"].endswith("serving") else 1)
+    print()
     for path in report.finish(rep, args.out):
         print(f"wrote {path}")
     report.print_targets(rep)
