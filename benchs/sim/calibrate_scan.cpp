@@ -281,13 +281,15 @@ int main(int argc, char** argv) {
         seconds = std::min(seconds, 0.1);
         large_mb = std::min(large_mb, 64.0);
     }
-    // The negated test refuses NaN too.
-    if (!(small_mb > 0 && large_mb > small_mb && large_mb <= 65536 &&
-          seconds > 0 && seconds <= 3600 && threads > 0 && threads <= 4096)) {
+    // The negated test refuses NaN too. The bandwidth step holds
+    // threads x large-mb at once.
+    if (!(small_mb >= 1 && large_mb > small_mb && seconds > 0 &&
+          seconds <= 3600 && threads > 0 &&
+          double(threads) * large_mb <= 65536)) {
         std::fprintf(
                 stderr,
-                "%s: wants 0 < --small-mb < --large-mb <= 65536, "
-                "0 < --seconds <= 3600 and 0 < --threads <= 4096\n",
+                "%s: wants 1 <= --small-mb < --large-mb, --threads > 0 with "
+                "threads x large-mb <= 65536 MB, 0 < --seconds <= 3600\n",
                 program.c_str());
         return 2;
     }
