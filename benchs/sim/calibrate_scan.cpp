@@ -298,6 +298,15 @@ int main(int argc, char** argv) {
     const double dram = ns_per_byte(large_mb, seconds, &sink);
     const double gbps = all_cores_gbps(threads, large_mb, seconds, &sink);
     const L3Domains l3 = l3_domains();
+    if (l3.domains == 0) {
+        std::fprintf(
+                stderr,
+                "%s: the kernel reports no L3 here (no "
+                "/sys/devices/system/cpu/cpu*/cache): the host_* fields are "
+                "0; take the part's L3 domains and size from hwloc "
+                "(lstopo) instead\n",
+                program.c_str());
+    }
 #if defined(CALIBRATE_WITH_FAISS)
     const char* isa = "the fork's libfaiss";
 #elif defined(__AVX2__)
