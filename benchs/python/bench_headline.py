@@ -30,8 +30,9 @@ Writes to --out: headline.json (every number, each step's own output
 under "data"), headline.md, headline_throughput.png (QPS against client
 threads), headline_latency.png (latency distribution, 8 clients),
 headline_load.png (P99 against offered load) and headline_drift.png; and
---results-md (benchs/RESULTS.md) with the commands, commit, machine and
-targets, but only from a clean tree (--allow-dirty writes it marked
+--results-md (benchs/RESULTS.md for a run of every step into
+benchs/results, else OUT/RESULTS.md) with the commands, commit, machine
+and targets, but only from a clean tree (--allow-dirty writes it marked
 DIRTY). Indexes are built once and kept beside the cached ground truth
 ($FAISS_CCD_CACHE, else ~/.cache/faiss-ccd).
 """
@@ -396,7 +397,9 @@ def parse_args(argv):
        "per round (default by mode)")
     aa("--rounds", type=int, help="rounds (default by mode)")
     aa("--out", default=str(ROOT / "benchs" / "results"))
-    aa("--results-md", default=str(ROOT / "benchs" / "RESULTS.md"))
+    aa("--results-md", help="default: benchs/RESULTS.md for a run of "
+       "every step into benchs/results, else OUT/RESULTS.md (a partial "
+       "run or one written elsewhere leaves the repository's alone)")
     aa("--allow-dirty", action="store_true", help="write --results-md "
        "from a dirty tree, marked DIRTY")
     args = p.parse_args(argv)
@@ -416,9 +419,14 @@ def parse_args(argv):
         p.error("--duration must be positive")
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
+    args.out = os.path.abspath(args.out)
+    if args.results_md is None:
+        whole = not args.skip and pathlib.Path(args.out).resolve() == \
+            (ROOT / "benchs" / "results").resolve()
+        args.results_md = str(ROOT / "benchs" / "RESULTS.md" if whole else
+                              pathlib.Path(args.out) / "RESULTS.md")
     if pathlib.Path(args.results_md).is_dir():
         p.error(f"--results-md {args.results_md} is a directory")
-    args.out = os.path.abspath(args.out)
     return args
 
 

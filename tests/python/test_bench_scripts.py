@@ -1,0 +1,69 @@
+"""The benchmark scripts' command lines (benchs/python/): where their
+results go by default, and what they refuse. Nothing here measures."""
+
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchs" / "python"))
+
+import bench_headline  # noqa: E402
+import bench_parallel_mode  # noqa: E402
+
+RESULTS = ROOT / "benchs" / "results"
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], ROOT / "benchs" / "RESULTS.md"),
+    (["--quick"], ROOT / "benchs" / "RESULTS.md"),
+    (["--out", str(RESULTS) + "/"], ROOT / "benchs" / "RESULTS.md"),
+    # A partial run, or one written elsewhere, leaves the repository's
+    # RESULTS.md alone.
+    (["--skip", "drift"], RESULTS / "RESULTS.md"),
+    (["--out", "/tmp/elsewhere"], pathlib.Path("/tmp/elsewhere/RESULTS.md")),
+    (["--out", "/tmp/elsewhere", "--results-md", "/tmp/r.md"],
+     pathlib.Path("/tmp/r.md")),
+])
+def test_headline_results_md_default(argv, expected):
+    args = bench_headline.parse_args(argv)
+    assert pathlib.Path(args.results_md) == expected
+
+
+@pytest.mark.parametrize("argv", [
+    ["--skip", "nothing-like-a-step"],
+    ["--skip", "ivf-synthetic,ivf-fmnist,hnsw,drift"],
+    ["--rounds", "0"],
+    ["--duration", "0"],
+    ["--results-md", str(ROOT / "benchs")],
+])
+def test_headline_refuses(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_headline.parse_args(argv)
+    assert e.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["--rounds", "0"], ["--clients", "0"], ["--clients", "100000"],
+    ["--clients", "x"],
+])
+def test_parallel_mode_refuses(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_parallel_mode.parse_args(argv)
+    assert e.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_parallel_mode_contenders_switch_as_a_user_does():
+    """Each contender sets the mode and the OpenMP threads it names."""
+    import faiss
+    index = faiss.index_factory(8, "IVF4,Flat")
+    for name, mode in (("faiss", 0), ("faiss-omp1", 0), ("faiss-pm1", 1),
+                       ("ccd", faiss.PARALLEL_MODE_CCD)):
+        c = bench_parallel_mode.Contender(name)
+        c.use(index)
+        assert index.parallel_mode == mode
+        assert faiss.omp_get_max_threads() == c.threads
+    assert bench_parallel_mode.Contender("faiss-omp1").threads == 1
