@@ -163,20 +163,20 @@ def serving_rows(name, out):
         scenarios, recall = out["scenarios"], out["recall"]
     rk = {r["contender"]: r[f"R@{K}"] for r in recall}
     fmt = bench_serving.fmt
+    def ratio(res, x, key):
+        best = bench_serving.best_stock(res, key) if "blocks" in out \
+            else "stock"
+        return f"{x[key] / res[best][key]:.2f}x"
     rows = []
     for s in scenarios:
         res = s["results"]
-        def best(key):
-            return (bench_serving.best_stock(res, key) if "blocks" in out
-                    else "stock")
-        def ratio(x, key):
-            return f"{x[key] / res[best(key)][key]:.2f}x"
         for n, x in res.items():
             rows.append([WORKLOAD[name], s["scenario"], n,
                          str(round(x["qps"])), fmt(x["p50_ms"]),
                          fmt(x["p99_ms"]), fmt(x["p999_ms"]),
-                         f"{rk[n]:.3f}", steal_cell(x), ratio(x, "qps"),
-                         ratio(x, "p50_ms"), ratio(x, "p999_ms")])
+                         f"{rk[n]:.3f}", steal_cell(x),
+                         ratio(res, x, "qps"), ratio(res, x, "p50_ms"),
+                         ratio(res, x, "p999_ms")])
     return rows
 
 

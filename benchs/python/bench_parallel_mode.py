@@ -34,12 +34,12 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
-    from faiss.contrib.ccd import datasets, evaluation, loadgen
+    from faiss.contrib.ccd import datasets, loadgen
 except ImportError:
     # The reference row's process runs Debian's faiss, which has no
     # faiss.contrib.ccd: it takes the same modules from the source tree.
     sys.path.insert(0, str(ROOT))
-    from contrib import datasets, evaluation, loadgen      # noqa: E402
+    from contrib import datasets, loadgen                  # noqa: E402
 
 CONTENDERS = ("faiss", "faiss-omp1", "faiss-pm1", "ccd")
 REFERENCE = "debian-faiss"
@@ -48,7 +48,10 @@ DEBIAN_FAISS = "/usr/lib/python3/dist-packages"
 
 class Contender:
     """A parallel mode as a user switches it: index.parallel_mode, and
-    faiss.omp_set_num_threads in each thread that searches."""
+    faiss.omp_set_num_threads in each thread that searches. (Not
+    bench_serving.Contender: the reference row's process, on Debian's
+    faiss, cannot import bench_serving, which needs faiss.contrib.ccd and
+    faiss.ccd.)"""
 
     def __init__(self, name):
         self.name = name
