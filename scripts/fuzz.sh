@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS_PER_TARGET]
 #
-# Fuzzes with libFuzzer (Debian's clang, ASan + UBSan) the topology spec
+# Fuzzes with libFuzzer (the Debian release's own clang, named in
+# scripts/debian_release.sh; ASan + UBSan) the topology spec
 # parser, the scheduler's configuration checks, the search parameters and
 # parallel modes, and the C API's argument checks: the targets in
 # tests/fuzz/ (each file's header says what it checks). They are built with
@@ -36,8 +37,12 @@ main_build=${FAISS_CCD_BUILD_DIR:-build}
 fuzz_build=build-fuzz
 targets=(fuzz_topology_spec fuzz_scheduler_config fuzz_search_params fuzz_c_api)
 
-./scripts/install_deps.sh clang libclang-rt-14-dev cmake pkg-config \
+# shellcheck source=scripts/debian_release.sh
+source scripts/debian_release.sh
+./scripts/install_deps.sh "clang-$fuzz_clang_version" \
+    "libclang-rt-$fuzz_clang_version-dev" cmake pkg-config \
     libhwloc-dev libopenblas-dev liblapack-dev
+echo "fuzz: clang++-$fuzz_clang_version (Debian $debian_version_text)"
 
 if [[ ! -f "$main_build/faiss/faiss/libfaiss_avx2.a" ||
       ! -f "$main_build/faiss/c_api/libfaiss_c.a" ]]; then
@@ -47,7 +52,7 @@ if [[ ! -f "$main_build/faiss/faiss/libfaiss_avx2.a" ||
     cmake --build "$main_build" -j "$jobs" --target faiss_avx2 faiss_c
 fi
 
-cmake -S tests/fuzz -B "$fuzz_build" -DCMAKE_CXX_COMPILER=clang++ \
+cmake -S tests/fuzz -B "$fuzz_build" -DCMAKE_CXX_COMPILER="clang++-$fuzz_clang_version" \
     -DFAISS_CCD_BUILD_DIR="$(cd "$main_build" && pwd)"
 cmake --build "$fuzz_build" -j "$jobs"
 
