@@ -2,14 +2,19 @@
 
 FAISS 1.7.3 from Debian's source package with faiss-ccd's patches and the
 CCD pool inside, built by this repository's CMake (cmake/FaissFork.cmake),
-the same recipe the tests use, for the interpreter running pip: it needs
-Debian's python3-numpy (/usr/bin/python3, or a venv made with
---system-site-packages). Offline but for apt's archive (the source package,
-see scripts/faiss_source.sh); the packages it needs come from
+the same recipe the tests use, for the interpreter running pip (it needs
+numpy and setuptools there: the project's .venv has them, from
+requirements/venv.txt). Offline but for apt's archive (the source package,
+see scripts/faiss_source.sh); the system packages it needs come from
 scripts/install_deps.sh. FAISS_CCD_JOBS sets the build's parallelism. The
 result is the package faiss (with faiss.ccd and faiss.contrib), as FAISS's
 own setup.py lays it out: the AVX2 module is loaded where the CPU has AVX2,
 the generic one elsewhere.
+
+The fork provides the module `faiss`, as the faiss-cpu and faiss-gpu
+wheels do; pip cannot know that their files would overwrite each other,
+so the build refuses to start in an environment that has one of them,
+naming it (uninstall it first).
 """
 
 import os
@@ -24,10 +29,31 @@ from setuptools.command.build_py import build_py
 ROOT = pathlib.Path(__file__).resolve().parent
 
 
+# Other distributions of the module faiss (PyPI's names).
+OTHER_FAISS = ("faiss-cpu", "faiss-gpu", "faiss-gpu-cu11", "faiss-gpu-cu12",
+               "faiss-gpu-cuvs", "faiss-cpu-noavx2")
+
+
+def refuse_other_faiss():
+    """Stop with a clear error where another distribution already
+    installed the module faiss into the environment pip installs into."""
+    from importlib import metadata
+    for name in OTHER_FAISS:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        sys.exit(f"faiss-ccd: {name} {version} is installed in "
+                 f"{sys.prefix} and provides the module faiss too; the two "
+                 f"would overwrite each other's files. Run `pip uninstall "
+                 f"{name}` first, then install faiss-ccd's fork.")
+
+
 class CMakeBuildPy(build_py):
     """Build the module with CMake, then copy the assembled package."""
 
     def run(self):
+        refuse_other_faiss()
         build_dir = pathlib.Path(self.build_lib).resolve().parent / "cmake"
         build_dir.mkdir(parents=True, exist_ok=True)
         jobs = os.environ.get("FAISS_CCD_JOBS", str(os.cpu_count() or 1))

@@ -26,7 +26,7 @@ cmake -S . -B "$build_dir" \
     -DFAISS_CCD_BUILD_BENCHS=ON
 cmake --build "$build_dir" -j "$jobs"
 
-echo "bench: PYTHONPATH=$build_dir/python /usr/bin/python3" \
+echo "bench: PYTHONPATH=$build_dir/python .venv/bin/python" \
      "benchs/python/bench_headline.py $*"
-PYTHONPATH=$build_dir/python exec /usr/bin/python3 \
+PYTHONPATH=$build_dir/python exec .venv/bin/python \
     benchs/python/bench_headline.py "$@"

@@ -14,4 +14,4 @@ for arg in "${@:-$root/benchs/results}"; do
         files+=("$arg")
     fi
 done
-exec /usr/bin/python3 "$root/contrib/report.py" "${files[@]}"
+exec "$root/.venv/bin/python" "$root/contrib/report.py" "${files[@]}"

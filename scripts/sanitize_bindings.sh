@@ -49,4 +49,4 @@ LD_PRELOAD="$libasan $libstdcxx" \
     ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:allocator_may_return_null=1}" \
     FAISS_CCD_UNDER_ASAN=1 \
     PYTHONPATH="$build_dir/python" PYTHONDONTWRITEBYTECODE=1 \
-    /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+    .venv/bin/python -m pytest -q -p no:cacheprovider tests/python

@@ -4,7 +4,8 @@
  * benchmark's markdown table and PNG plots, C++ or Python alike:
  *
  *     build/benchs/bench_pool --out benchs/results
- *     /usr/bin/python3 -m faiss.contrib.ccd.report benchs/results/pool.json
+ *     PYTHONPATH=build/python .venv/bin/python \
+ *         -m faiss.contrib.ccd.report benchs/results/pool.json
  *
  * (PYTHONPATH=build/python for the module as built; scripts/report.sh
  * renders every JSON file of a directory.) The C++ side holds no markdown

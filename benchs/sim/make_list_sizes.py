@@ -3,7 +3,7 @@ each list) that bench_sim reads, from real indexes built with the fork's
 Python module. Single-threaded and small on purpose; output a few KB:
 
     OMP_NUM_THREADS=1 PYTHONPATH=<build>/python \\
-        /usr/bin/python3 benchs/sim/make_list_sizes.py [synthetic] [fmnist]
+        PYTHONPATH=build/python .venv/bin/python benchs/sim/make_list_sizes.py [synthetic] [fmnist]
 
 File format (benchs/sim/data/<name>.lists): '#' comment lines (what was
 built, how), then a header line "d nlist nprobe", then one line per list:

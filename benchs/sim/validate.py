@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The scale model's validation (docs/SIMULATION.md): the model of this
 machine against what bench_ivf measured on it.
 
