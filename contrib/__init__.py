@@ -13,7 +13,9 @@ modules, on which it builds (Dataset, vecs_io, knn_intersection_measure):
     print(run.qps, evaluation.percentiles(run.latencies_s))
 
 The benchmarks in benchs/python/ are written with it; their JSON goes
-through report.finish() into markdown and PNG.
+through report.finish() into markdown and PNG. `peer` (imported on its
+own) runs another faiss, the faiss-cpu wheel, in a second process whose
+turns alternate with this one's.
 """
 
 from . import datasets, evaluation, loadgen, report

@@ -136,6 +136,22 @@ def pool_counters(pool):
                      s["cross_ccd_steals"]], dtype=np.int64)
 
 
+def pair_ratios(a, b):
+    """Two contenders measured in the same rounds (combine_rounds rows,
+    or lists of per-round QPS): the ratio a/b of each round's pair, as
+    {"median", "min", "max", "pairs"}. A ratio of pairs, not of medians:
+    each pair ran back to back, so a slow spell of the machine moves both
+    sides of it."""
+    a = a["qps_rounds"] if isinstance(a, dict) else a
+    b = b["qps_rounds"] if isinstance(b, dict) else b
+    if len(a) != len(b) or not a:
+        raise ValueError(f"pair_ratios: {len(a)} and {len(b)} rounds; "
+                         "pairs need the same rounds, at least one")
+    r = [x / y if y > 0 else float("nan") for x, y in zip(a, b)]
+    return {"median": float(np.median(r)), "min": float(min(r)),
+            "max": float(max(r)), "pairs": len(r)}
+
+
 def combine_rounds(measured):
     """Rounds of one contender in one scenario, each (loadgen.Run, pool
     counters over the run or None): the median round's QPS, percentiles of
@@ -152,6 +168,7 @@ def combine_rounds(measured):
     runs = [r for r, _ in measured]
     lat = np.concatenate([r.latencies_s for r in runs])
     row = {"qps": float(np.median([r.qps for r in runs])),
+           "qps_rounds": [float(r.qps) for r in runs],
            "queries": int(sum(r.queries for r in runs))}
     row["ms_per_query"] = 1e3 / row["qps"] if row["qps"] else float("nan")
     row.update(percentiles(lat))

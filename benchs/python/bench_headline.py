@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """bench_headline.py: the headline comparison in one run: stock FAISS's
 parallel modes against the CCD mode, side by side, on IVF and on many HNSW
 tables, and the monitor following a drifting hot set.
 
-    PYTHONPATH=build/python /usr/bin/python3 benchs/python/bench_headline.py
+    PYTHONPATH=build/python .venv/bin/python benchs/python/bench_headline.py
     ... --quick                   # about a minute on 2 cores
     ...                           # a few minutes
     ... --full                    # wider sweeps, more rounds, all tables
@@ -52,7 +52,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import faiss                                             # noqa: E402
-from faiss.contrib.ccd import datasets, report           # noqa: E402
+from faiss.contrib.ccd import datasets, evaluation, report  # noqa: E402
 
 import bench_hnsw                                        # noqa: E402
 import bench_serving                                     # noqa: E402
@@ -60,7 +60,7 @@ import headline_drift                                    # noqa: E402
 
 ROOT = HERE.parents[1]
 # How the commands in the results run a script from the repository root.
-PYTHON = "PYTHONPATH=build/python /usr/bin/python3"
+PYTHON = "PYTHONPATH=build/python .venv/bin/python"
 STEPS = ("ivf-synthetic", "ivf-fmnist", "hnsw", "drift")
 K = 10
 
@@ -71,22 +71,24 @@ MODES = {
               "fmnist_maxtrain": 20000, "nq": 300, "clients": [1, 8],
               "duration": 0.5, "rounds": 1,
               "hnsw": {"nb": 6000, "tables": 12, "nq": 300,
-                       "contenders": "stock,ccd"},
+                       "contenders": "stock,wheel,ccd"},
               "drift_s": 6.0, "drift_phases": 3},
     "default": {"synthetic": "synthetic:200000x64", "nlist": 1024,
                 "nprobe": 16, "fmnist_maxtrain": 60000, "nq": 2000,
-                "clients": [1, 8], "duration": 1.0, "rounds": 3,
+                "clients": [1, 8], "duration": 0.5, "rounds": 5,
                 "hnsw": {"nb": 20000, "tables": 20, "nq": 1000,
-                         "contenders": "stock,ccd"},
+                         "contenders": "stock,wheel,ccd"},
                 "drift_s": 12.0, "drift_phases": 4},
     "full": {"synthetic": "synthetic:200000x64", "nlist": 1024,
              "nprobe": 16, "fmnist_maxtrain": 60000, "nq": 2000,
-             "clients": [1, 2, 4, 8, 16, 32], "duration": 1.0, "rounds": 3,
+             "clients": [1, 2, 4, 8, 16, 32], "duration": 1.0, "rounds": 5,
              "hnsw": {"nb": None, "tables": 60, "nq": 2000,
-                      "contenders": "stock,ccd,ccd-task"},
+                      "contenders": "stock,wheel,ccd,ccd-task"},
              "drift_s": 30.0, "drift_phases": 6},
 }
 LOADS, BATCHES = "0.5,0.9", "1,256"
+# The fork's stock modes, the faiss-cpu wheel's (in its own process), ours.
+IVF_CONTENDERS = "0:1,0,1,wheel-0:1,wheel-0,wheel-1,ccd,ccd-fifo"
 
 
 # ------------------------------------------------------------- the steps
@@ -108,7 +110,7 @@ def serving_argv(step, m, args):
     return ["--db", db, "--indexkey", key, "--searchparams", sp,
             "--k", str(K), "--nq", str(m["nq"]), "--maxtrain", str(maxtrain),
             "--indexfile", str(indexfile),
-            "--parallel_mode", "0:1,0,1,ccd,ccd-fifo",
+            "--parallel_mode", IVF_CONTENDERS,
             "--clients", join(m["clients"]), "--load", LOADS,
             "--batch", BATCHES, "--duration", str(args.duration),
             "--rounds", str(args.rounds), "--topology", args.topology,
@@ -178,6 +180,50 @@ def serving_rows(name, out):
                          ratio(res, x, "qps"), ratio(res, x, "p50_ms"),
                          ratio(res, x, "p999_ms")])
     return rows
+
+
+def is_wheel(name):
+    return name.startswith("wheel")
+
+
+def headline_rows(name, out):
+    """Per scenario of a step, three rows: ours (ccd), the fork's best
+    stock mode, the faiss-cpu wheel's best mode (highest median QPS of
+    each group), with ours over each as the median of the rounds' pairs
+    [min, max] (each round ran both back to back)."""
+    scenarios = out["blocks"][0]["scenarios"] if "blocks" in out else \
+        out["scenarios"]
+    fmt = bench_serving.fmt
+    rows = []
+    for s in scenarios:
+        res = s["results"]
+        ours = res.get("ccd")
+        fork = [n for n in res if not n.startswith("ccd") and
+                not is_wheel(n)]
+        wheel = [n for n in res if is_wheel(n)]
+        if ours is None:
+            continue
+        for label, names in (("ours", ["ccd"]), ("fork stock", fork),
+                             ("faiss-cpu wheel", wheel)):
+            if not names:
+                continue
+            n = max(names, key=lambda n: res[n]["qps"])
+            x = res[n]
+            if n == "ccd":
+                pair = "-"
+            else:
+                r = evaluation.pair_ratios(ours, x)
+                pair = (f"{r['median']:.2f}x [{r['min']:.2f}, "
+                        f"{r['max']:.2f}] of {r['pairs']}")
+            rows.append([WORKLOAD[name], s["scenario"], label, n,
+                         str(round(x["qps"])), fmt(x["p50_ms"]),
+                         fmt(x["p999_ms"]), pair])
+    return rows
+
+
+HEADLINE_COLUMNS = ["workload", "scenario", "row", "contender", "QPS",
+                    "P50 ms", "P999 ms",
+                    "ours / this: QPS, median of pairs [min, max]"]
 
 
 def accuracy_rows(name, out):
@@ -280,6 +326,16 @@ def model_validation(path=ROOT / "benchs" / "results" /
                 "no results file here (docs/SIMULATION.md, Validation).")
 
 
+def wheel_text(results):
+    """The wheel's faiss as its process reported it."""
+    for o in results.values():
+        w = o.get("wheel")
+        if w:
+            return (f"faiss {w['faiss']}, {w['compile_options'].strip()}, "
+                    f"numpy {w['numpy']}")
+    return "not measured"
+
+
 def to_report(info, results, d, argvs, detected, ccds, drift_topology):
     rep = {"benchmark": "headline",
            "title": "faiss-ccd headline: stock FAISS's parallel modes "
@@ -299,13 +355,18 @@ def to_report(info, results, d, argvs, detected, ccds, drift_topology):
                                 f"{t['target']}") for t in tg]
     rep["notes"] += [
         "contenders: stock-pm0-t1 (parallel_mode 0, one OpenMP thread per "
-        "client), stock-pm0 and stock-pm1 (all cores), ccd "
+        "client), stock-pm0 and stock-pm1 (all cores): the fork's own "
+        "build; wheel-pm0-t1, wheel-pm0, wheel-pm1: the same modes of the "
+        "faiss-cpu wheel (" + wheel_text(results) + ") in its own process, "
+        "its turns alternating with ours; ccd "
         "(faiss.PARALLEL_MODE_CCD), ccd-fifo (the same on a pool made with "
         "fifo_callers=True: callers first come, first served); for HNSW "
         "stock is IndexHNSW.search in "
-        "the client thread, ccd faiss.ccd.HNSWTables",
+        "the client thread (wheel: the wheel's, in its process), ccd "
+        "faiss.ccd.HNSWTables",
         "each step's contenders take turns round by round; QPS is the "
         "median round's, percentiles pool every round's calls",
+        "best stock: the best of the fork's stock modes and the wheel's; "
         "QPS / best stock: over the highest stock QPS in the same "
         "scenario; P50 and P999 / best stock: over the lowest stock P50 "
         "and P999 there (the targets judge the same ratios); cross-CCD: "
@@ -313,6 +374,12 @@ def to_report(info, results, d, argvs, detected, ccds, drift_topology):
         "contender's turns (- where it does not run on the pool)"]
     rows = [r for name, o in results.items() for r in serving_rows(name, o)]
     if rows:
+        rep["tables"].append({
+            "title": "Headline: ours, the fork's stock modes, the "
+                     "faiss-cpu wheel",
+            "columns": HEADLINE_COLUMNS,
+            "rows": [r for name, o in results.items()
+                     for r in headline_rows(name, o)]})
         rep["tables"].append({
             "title": "Serving", "columns": COLUMNS, "rows": rows})
         rep["tables"].append({
@@ -497,7 +564,8 @@ def main(argv):
     if rep is None:
         return 2
     for t in rep["tables"]:
-        report.print_table(t, left=3 if t["columns"] is COLUMNS else 2)
+        report.print_table(t, left=3 if t["columns"] is COLUMNS else
+                           4 if t["columns"] is HEADLINE_COLUMNS else 2)
         if t.get("text"):
             print(textwrap.fill(t["text"], 79))
     print()

@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """bench_parallel_mode.py: FAISS IVF search from Python, stock modes
 against index.parallel_mode = faiss.PARALLEL_MODE_CCD, on the fork's AVX2
 build.
 
-    PYTHONPATH=build/python /usr/bin/python3 benchs/python/bench_parallel_mode.py
+    PYTHONPATH=build/python .venv/bin/python benchs/python/bench_parallel_mode.py
     ... --quick --out /tmp/x      # smoke run (ctest -L bench)
 
 Contenders, one index, one process, taking turns (each round starts
@@ -12,59 +12,61 @@ with another contender: loadgen.turns) so that noise hits all alike:
   faiss-omp1  parallel_mode 0, one OpenMP thread per calling thread
   faiss-pm1   parallel_mode 1 (each query's lists shared), all cores
   ccd         PARALLEL_MODE_CCD on faiss.ccd's default Pool("auto")
-and, as a reference row measured afterwards in a second process, Debian's
-own python3-faiss (a generic x86-64 build of the same FAISS 1.7.3) in
-parallel_mode 0: "debian-faiss". Scenarios: batch (one call of B queries),
-single (one Python thread, one query per call), clients (T Python threads,
-one query per call). Data, load generators and percentiles come from
-faiss.contrib.ccd (the reference row's process takes the same modules from
-the source tree). Writes python_mode.{json,md,png} to --out (default
+  wheel       the faiss-cpu wheel (FAISS 1.15.1, what a user would
+              install instead), parallel_mode 0, all cores, in its own
+              process (faiss.contrib.ccd.peer; .venv-stock), its turns
+              alternating with the others
+  wheel-omp1  the same with one OpenMP thread per calling thread
+Scenarios: batch (one call of B queries), single (one Python thread, one
+query per call), clients (T Python threads, one query per call). Data,
+load generators and percentiles come from faiss.contrib.ccd (the wheel's
+process loads the same modules). Writes python_mode.{json,md,png} to --out (default
 benchs/results).
 """
 
 import argparse
-import json
 import os
 import pathlib
-import subprocess
 import sys
 
 import faiss
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-try:
-    from faiss.contrib.ccd import datasets, loadgen
-except ImportError:
-    # The reference row's process runs Debian's faiss, which has no
-    # faiss.contrib.ccd: it takes the same modules from the source tree.
-    sys.path.insert(0, str(ROOT))
-    from contrib import datasets, loadgen                  # noqa: E402
+from faiss.contrib.ccd import datasets, loadgen, peer
 
-CONTENDERS = ("faiss", "faiss-omp1", "faiss-pm1", "ccd")
-REFERENCE = "debian-faiss"
-DEBIAN_FAISS = "/usr/lib/python3/dist-packages"
+CONTENDERS = ("faiss", "faiss-omp1", "faiss-pm1", "wheel", "wheel-omp1",
+              "ccd")
+STOCK_PYTHON = ROOT / ".venv-stock" / "bin" / "python"
 
 
 class Contender:
     """A parallel mode as a user switches it: index.parallel_mode, and
-    faiss.omp_set_num_threads in each thread that searches. (Not
-    bench_serving.Contender: the reference row's process, on Debian's
-    faiss, cannot import bench_serving, which needs faiss.contrib.ccd and
-    faiss.ccd.)"""
+    faiss.omp_set_num_threads in each thread that searches; a wheel-*
+    contender does the same in the wheel's process (.peer)."""
 
     def __init__(self, name):
         self.name = name
-        self.mode = {"ccd": getattr(faiss, "PARALLEL_MODE_CCD", 0),
+        self.mode = {"ccd": faiss.PARALLEL_MODE_CCD,
                      "faiss-pm1": 1}.get(name, 0)
-        self.threads = 1 if name == "faiss-omp1" else os.cpu_count()
+        self.threads = 1 if name.endswith("-omp1") else os.cpu_count()
+        self.wheel = name.startswith("wheel")
+        self.peer = None
 
     def use(self, index):
-        index.parallel_mode = self.mode
-        self.thread_init()
+        if not self.wheel:
+            index.parallel_mode = self.mode
+            self.thread_init()
 
     def thread_init(self):
         faiss.omp_set_num_threads(self.threads)
+
+    def run(self, load, search, xq, **kwargs):
+        if self.wheel:
+            return self.peer.run(load, parallel_mode=self.mode,
+                                 threads=self.threads, **kwargs)
+        return getattr(loadgen, load)(search, xq,
+                                      thread_init=self.thread_init, **kwargs)
 
 
 def measure_turn(index, xq, k, c, plan):
@@ -73,14 +75,13 @@ def measure_turn(index, xq, k, c, plan):
 
     def search(q):
         index.search(q, k)
-    runs = {"batch": loadgen.batches(search, xq[:plan["batch"]],
-                                     plan["batch"], calls=1),
-            "single": loadgen.closed_loop(search, xq, 1,
-                                          calls=plan["single"],
-                                          thread_init=c.thread_init),
-            "clients": loadgen.closed_loop(search, xq, plan["clients"],
-                                           calls=plan["client_calls"],
-                                           thread_init=c.thread_init)}
+    runs = {"batch": c.run("batches", search, xq[:plan["batch"]],
+                           batch_size=plan["batch"], calls=1),
+            "single": c.run("closed_loop", search, xq, clients=1,
+                            calls=plan["single"]),
+            "clients": c.run("closed_loop", search, xq,
+                             clients=plan["clients"],
+                             calls=plan["client_calls"])}
     out = {s: r.summary() for s, r in runs.items()}
     out["batch"] = {"qps": out["batch"]["qps"]}   # one call: no percentiles
     return out
@@ -96,6 +97,10 @@ def check_equal(index, xq, k, contenders):
     """Every contender answers the same (labels; ties aside)."""
     answers = {}
     for c in contenders:
+        if c.wheel:
+            answers[c.name] = c.peer.search(parallel_mode=c.mode,
+                                            threads=c.threads)[:500]
+            continue
         c.use(index)
         answers[c.name] = index.search(xq[:500], k)[1]
     ref = answers[contenders[0].name]
@@ -103,8 +108,8 @@ def check_equal(index, xq, k, contenders):
 
 
 def contenders_of(scenarios):
-    """The contenders measured, the reference row last if it ran."""
-    return [c for c in CONTENDERS + (REFERENCE,) if c in scenarios["batch"]]
+    """The contenders measured, in CONTENDERS' order."""
+    return [c for c in CONTENDERS if c in scenarios["batch"]]
 
 
 SCENARIOS = (("batch", "Batch"), ("single", "Single client"),
@@ -112,8 +117,8 @@ SCENARIOS = (("batch", "Batch"), ("single", "Single client"),
 
 
 def tables_and_plots(scenarios, sizes):
-    """A table per scenario (QPS against the best stock contender of the
-    same build, P50/P99/P999) and the plots: QPS by scenario, latency of
+    """A table per scenario (QPS against the best stock contender, the
+    fork's or the wheel's, P50/P99/P999) and the plots: QPS by scenario, latency of
     the single client and of the threads."""
     names = contenders_of(scenarios)
     tables = []
@@ -122,7 +127,7 @@ def tables_and_plots(scenarios, sizes):
         best = max(rows[c]["qps"] for c in CONTENDERS if c != "ccd")
         tables.append({
             "title": f"{title} ({sizes[s]})",
-            "columns": ["contender", "QPS", "QPS / best stock (same build)",
+            "columns": ["contender", "QPS", "QPS / best stock",
                         "P50 ms", "P99 ms", "P999 ms"],
             "rows": [[c, rows[c]["qps"], rows[c]["qps"] / best]
                      + [rows[c].get(k) for k in ("p50_ms", "p99_ms",
@@ -150,7 +155,7 @@ def measure(args, names):
     """Build the data and the index, then `rounds` rounds in which every
     contender takes its turn at every scenario, the order rotating by
     round (loadgen.turns). Returns (samples by scenario, agree, sizes,
-    data, index description, rounds)."""
+    data, index description, rounds, the wheel's faiss)."""
     quick = args.quick
     nb, d, nlist, nprobe, k = ((20000, 32, 128, 8, 10) if quick
                                else (200000, 64, 1024, 16, 10))
@@ -168,9 +173,16 @@ def measure(args, names):
     index.add(xb)
     index.nprobe = nprobe
     contenders = [Contender(n) for n in names]
-    agree = check_equal(index, xq, k, contenders)
-    turns = loadgen.turns(contenders, rounds,
-                          lambda c: measure_turn(index, xq, k, c, plan))
+    with peer.Peer(args.stock_python) as wheel:
+        path = os.path.join(wheel._dir.name, "index.faissindex")
+        faiss.write_index(index, path)
+        wheel.load_ivf(path, xq, k, f"nprobe={nprobe}")
+        for c in contenders:
+            c.peer = wheel
+        agree = check_equal(index, xq, k, contenders)
+        turns = loadgen.turns(contenders, rounds,
+                              lambda c: measure_turn(index, xq, k, c, plan))
+        info = wheel.info
     samples = {s: {c: [t[s] for t in turns[c]] for c in names}
                for s in ("batch", "single", "clients")}
     Contender("faiss").use(index)
@@ -181,24 +193,7 @@ def measure(args, names):
     return (samples, agree, sizes,
             f"{ds.name}: {nb} x {d} gaussian blobs (512, lognormal sizes), "
             f"queries Zipf {ds.zipf:g} over blobs",
-            f"IVF{nlist},Flat, nprobe {nprobe}, k {k}", rounds)
-
-
-def reference_row(args):
-    """Debian's python3-faiss (generic build) as contender "faiss", in a
-    second process: {scenario: medians}, or None when it is missing."""
-    if not os.path.isdir(os.path.join(DEBIAN_FAISS, "faiss")):
-        return None
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    cmd = [sys.executable, __file__, "--reference", "--rounds",
-           str(args.rounds), "--clients", str(args.clients)]
-    if args.quick:
-        cmd.append("--quick")
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        print("reference row failed:", out.stderr[-2000:], file=sys.stderr)
-        return None
-    return json.loads(out.stdout.strip().splitlines()[-1])
+            f"IVF{nlist},Flat, nprobe {nprobe}, k {k}", rounds, info)
 
 
 def parse_args(argv):
@@ -209,9 +204,9 @@ def parse_args(argv):
     aa("--clients", type=int, default=8, help="client threads")
     aa = ap.add_argument_group("output").add_argument
     aa("--out", default=str(ROOT / "benchs" / "results"))
-    aa("--reference", action="store_true",
-       help="internal: measure this process's faiss as 'faiss' and print "
-            "the medians as JSON")
+    aa("--stock-python", default=str(STOCK_PYTHON),
+       help="the faiss-cpu wheel's Python (default: the repository's "
+       ".venv-stock)")
     args = ap.parse_args(argv)
     if args.rounds < 1 or not 1 <= args.clients <= loadgen.MAX_THREADS:
         ap.error(f"--rounds must be at least 1 and --clients in "
@@ -221,26 +216,18 @@ def parse_args(argv):
 
 def main():
     args = parse_args(sys.argv[1:])
-    if args.reference:
-        samples, *_ = measure(args, ("faiss",))
-        print(json.dumps({s: median_rows(v)["faiss"]
-                          for s, v in samples.items()}))
-        return 0
     if not hasattr(faiss, "ccd"):
         print("this faiss is not the fork's (PYTHONPATH=build/python?)",
               file=sys.stderr)
         return 2
     from faiss.contrib.ccd import report
-    command = " ".join(["PYTHONPATH=build/python", "/usr/bin/python3",
+    command = " ".join(["PYTHONPATH=build/python", ".venv/bin/python",
                         "benchs/python/bench_parallel_mode.py"]
                        + sys.argv[1:])
     run = report.run_info(command, str(ROOT))
-    samples, agree, sizes, data, index, rounds = measure(args, CONTENDERS)
+    samples, agree, sizes, data, index, rounds, wheel = measure(
+        args, CONTENDERS)
     scenarios = {s: median_rows(v) for s, v in samples.items()}
-    reference = reference_row(args)
-    if reference is not None:
-        for s in scenarios:
-            scenarios[s][REFERENCE] = reference[s]
     pool = faiss.ccd.get_default_pool()
     run.update(
         faiss=f"the fork's faiss {faiss.__version__} from "
@@ -254,11 +241,10 @@ def main():
              f"the median of the rounds",
              "same labels as `faiss` on 500 queries: "
              + ", ".join(f"{c} {v:.4f}" for c, v in agree.items())]
-    if reference is not None:
-        notes.append(f"`{REFERENCE}`: Debian's python3-faiss "
-                     f"({DEBIAN_FAISS}), parallel_mode 0, all cores, "
-                     f"measured after the others in a second process, same "
-                     f"data and plan")
+    notes.append(f"`wheel`, `wheel-omp1`: faiss {wheel['faiss']} "
+                 f"({wheel['compile_options'].strip()}) from "
+                 f"{wheel['file']}, in a second process, its turns "
+                 f"alternating with the others, same index and plan")
     result = {"benchmark": "python_mode",
               "title": "bench_parallel_mode: faiss.IndexIVF from Python",
               "run": run, "notes": notes, "tables": tables, "plots": plots,

@@ -1,10 +1,10 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """bench_serving.py: the serving benchmark's Python side. One IVF index,
 searched from Python as a service would: closed loops of client threads,
 open loops of Poisson arrivals, batches, with stock FAISS's parallel modes
 and the CCD mode taking turns in one process.
 
-    PYTHONPATH=build/python /usr/bin/python3 benchs/python/bench_serving.py
+    PYTHONPATH=build/python .venv/bin/python benchs/python/bench_serving.py
     ... --db synthetic --searchparams nprobe=32
     ... --db sift1m:/data/sift1M --indexkey IVF4096,Flat --clients 1,8,32
     ... --quick                     # about a minute (ctest -L bench)
@@ -28,9 +28,10 @@ import time
 
 
 import faiss
-from faiss.contrib.ccd import datasets, evaluation, loadgen, report
+from faiss.contrib.ccd import datasets, evaluation, loadgen, peer, report
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+STOCK_PYTHON = ROOT / ".venv-stock" / "bin" / "python"
 DEFAULT_INDEX = {"fmnist": ("IVF256,Flat", "nprobe=8"),
                  "synthetic": ("IVF1024,Flat", "nprobe=32")}
 
@@ -39,33 +40,83 @@ DEFAULT_INDEX = {"fmnist": ("IVF256,Flat", "nprobe=8"),
 class Contender:
     """A parallel mode as a user switches it: spec "0:1", "0", "1", "ccd"
     or "ccd-fifo" (the CCD mode on a default pool made with
-    fifo_callers=True). pool: the faiss.ccd.Pool a CCD contender makes the
+    fifo_callers=True); "wheel-0:1", "wheel-0", "wheel-1": the same stock
+    modes of the faiss-cpu wheel, in its own process (a peer.Peer, set as
+    .peer by run()). pool: the faiss.ccd.Pool a CCD contender makes the
     default while it runs."""
 
     def __init__(self, spec):
-        mode, _, threads = spec.partition(":")
-        if mode not in ("0", "1", "ccd", "ccd-fifo") or \
-                (threads and (mode.startswith("ccd") or not threads.isdigit()
-                              or int(threads) < 1)):
+        wheel = spec.startswith(WHEEL)
+        mode, _, threads = spec[len(WHEEL) if wheel else 0:].partition(":")
+        if mode not in ("0", "1") + (() if wheel else ("ccd", "ccd-fifo")) \
+                or (threads and (mode.startswith("ccd") or
+                                 not threads.isdigit() or int(threads) < 1)):
             raise ValueError(f"--parallel_mode: {spec!r} is not 0, 0:T, 1, "
-                             "1:T, ccd or ccd-fifo")
+                             "1:T, ccd, ccd-fifo or wheel-0, wheel-0:T, "
+                             "wheel-1, wheel-1:T")
         self.ccd = mode.startswith("ccd")
         self.fifo = mode == "ccd-fifo"
+        self.wheel = wheel
         self.mode = faiss.PARALLEL_MODE_CCD if self.ccd else int(mode)
         self.threads = int(threads) if threads else os.cpu_count()
         self.name = mode if self.ccd else \
-            f"stock-pm{mode}" + (f"-t{threads}" if threads else "")
+            ("wheel" if wheel else "stock") + f"-pm{mode}" + \
+            (f"-t{threads}" if threads else "")
         self.pool = None
+        self.peer = None
 
     def use(self, ivf):
         """Switch the index (and the default pool); each searching thread
-        calls thread_init."""
-        ivf.parallel_mode = self.mode
+        calls thread_init. A wheel contender switches the peer's index at
+        each of its requests instead."""
+        if not self.wheel:
+            ivf.parallel_mode = self.mode
         if self.pool is not None:
             faiss.ccd.set_default_pool(self.pool)
 
     def thread_init(self):
         faiss.omp_set_num_threads(self.threads)
+
+    def run(self, load, search, xq, **kwargs):
+        """One turn of loadgen.<load> (batches, closed_loop, open_loop):
+        here, or in the peer on its copy of the index and queries."""
+        if self.wheel:
+            return self.peer.run(load, parallel_mode=self.mode,
+                                 threads=self.threads, **kwargs)
+        return getattr(loadgen, load)(search, xq,
+                                      thread_init=self.thread_init, **kwargs)
+
+    def labels(self, index, xq, k):
+        """Every query in one batch: its labels."""
+        if self.wheel:
+            return self.peer.search(parallel_mode=self.mode,
+                                    threads=self.threads)
+        self.thread_init()
+        return index.search(xq, k)[1]
+
+
+WHEEL = "wheel-"
+
+
+def start_peer(contenders, args, index, xq):
+    """The wheel's process for the wheel contenders, on the index as this
+    process has it (written to a file the peer reads) and the same
+    queries; None when no contender is the wheel's."""
+    wheels = [c for c in contenders if c.wheel]
+    if not wheels:
+        return None
+    try:
+        p = peer.Peer(args.stock_python)
+    except FileNotFoundError as e:
+        raise ValueError(f"--stock-python: {e}") from None
+    path = args.indexfile
+    if not path or not os.path.exists(path):
+        path = os.path.join(p._dir.name, "index.faissindex")
+        faiss.write_index(index, path)
+    p.load_ivf(path, xq, args.k, ",".join(args.searchparams))
+    for c in wheels:
+        c.peer = p
+    return p
 
 
 # ------------------------------------------------------------------ index
@@ -126,8 +177,7 @@ def recall_rows(ivf, index, contenders, xq, gt, k):
     rows, ref = [], None
     for c in contenders:
         c.use(ivf)
-        c.thread_init()
-        D, I = index.search(xq, k)
+        I = c.labels(index, xq, k)
         if ref is None and not c.ccd:
             ref = I
         row = {"contender": c.name}
@@ -161,9 +211,19 @@ def run(args):
     gt = ds.get_groundtruth(args.k)
     contenders = [Contender(s) for s in args.parallel_mode.split(",")]
     if not any(c.name == "ccd" for c in contenders) or \
-            all(c.ccd for c in contenders):
+            all(c.ccd or c.wheel for c in contenders):
         raise ValueError("--parallel_mode needs ccd and at least one stock "
-                         "mode")
+                         "mode of this faiss")
+    wheel = start_peer(contenders, args, index, xq)
+    try:
+        return measure(args, ds, pool, info, index, ivf, xq, gt, contenders,
+                       wheel)
+    finally:
+        if wheel is not None:
+            wheel.close()
+
+
+def measure(args, ds, pool, info, index, ivf, xq, gt, contenders, wheel):
     fifo_pool = None
     for c in contenders:
         if c.fifo and fifo_pool is None:
@@ -176,9 +236,13 @@ def run(args):
                     "Python, stock parallel modes against the CCD mode",
            "run": info, "data": str(ds), "index": args.indexkey,
            "k": args.k, "blocks": []}
+    if wheel is not None:
+        out["wheel"] = wheel.info
 
     for sp in args.searchparams:
         ps.set_index_parameters(index, sp)
+        if wheel is not None:
+            wheel.set_searchparams(sp)
         block = {"searchparams": sp,
                  "recall": recall_rows(ivf, index, contenders, xq, gt,
                                        args.k), "scenarios": []}
@@ -194,13 +258,13 @@ def run(args):
                 name, contenders, args.rounds, run_one, ivf, pool))
 
         for b in args.batch:
-            add(f"batch {b}", lambda c, b=b: loadgen.batches(
-                search, xq, b, duration_s=args.duration,
-                thread_init=c.thread_init))
+            add(f"batch {b}", lambda c, b=b: c.run(
+                "batches", search, xq, batch_size=b,
+                duration_s=args.duration))
         for n in args.clients:
-            add(f"closed {n} client(s)", lambda c, n=n: loadgen.closed_loop(
-                search, xq, n, duration_s=args.duration,
-                thread_init=c.thread_init))
+            add(f"closed {n} client(s)", lambda c, n=n: c.run(
+                "closed_loop", search, xq, clients=n,
+                duration_s=args.duration))
         closed = [s for s in block["scenarios"]
                   if s["scenario"].startswith("closed")]
         if args.load and closed:
@@ -210,9 +274,9 @@ def run(args):
             block["peak_stock_qps"] = peak
             for f in args.load:
                 add(f"open {f:.0%} ({f * peak:.0f} q/s)",
-                    lambda c, f=f: loadgen.open_loop(
-                        search, xq, f * peak, args.duration,
-                        senders=args.senders, thread_init=c.thread_init))
+                    lambda c, f=f: c.run(
+                        "open_loop", search, xq, rate_qps=f * peak,
+                        duration_s=args.duration, senders=args.senders))
     out["pool_stats"] = {k: v for k, v in pool.stats().items()
                          if k not in ("workers", "monitor")}
     faiss.omp_set_num_threads(os.cpu_count())
@@ -366,6 +430,9 @@ def parse_args(argv):
        "pool with fifo_callers=True)")
     aa("--topology", default="auto", help="the CCD pool's topology: auto, "
        "NxM or CPU lists")
+    aa("--stock-python", default=str(STOCK_PYTHON),
+       help="the faiss-cpu wheel's Python, for the wheel-* contenders "
+       "(default: the repository's .venv-stock)")
     loadgen.add_arguments(p, clients=[1, 2, 4, 8, 16],
                           load=[0.3, 0.5, 0.7, 0.9],
                           batch=[1, 16, 256, 4096])
