@@ -7,7 +7,7 @@ truth computed once and cached on disk.
     Vecs(...)             fvecs/bvecs/ivecs files: sift1m(DIR), gist1m(DIR),
                           deep1m(DIR) for users who have those files
     HDF5(path)            an ann-benchmarks file (train/test/neighbors) read
-                          with Debian's python3-h5py
+                          with h5py (the project's .venv has it)
     SkewedSynthetic(...)  gaussian blobs of lognormal sizes; queries drawn
                           by a Zipf law over the blobs, whose hot set can
                           rotate over time (query_trace)
@@ -263,8 +263,8 @@ class HDF5(CachedGroundTruth):
         try:
             import h5py
         except ImportError:
-            raise ImportError("HDF5 data sets need Debian's python3-h5py "
-                              "(scripts/install_deps.sh installs it)") \
+            raise ImportError("HDF5 data sets need h5py (in the project's "
+                              ".venv: scripts/install_deps.sh)") \
                 from None
         self.name = pathlib.Path(path).stem
         with h5py.File(path, "r") as f:

@@ -41,6 +41,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 LOADS = ("batches", "closed_loop", "open_loop")
 
 
+def describe(info):
+    """A peer's info as one line for a report's notes."""
+    return (f"faiss {info['faiss']} ({info['compile_options'].strip()}, "
+            f"dispatching {info.get('simd')}), numpy {info['numpy']}, from "
+            f"{info['file']}, in its own process, its turns alternating "
+            "with this process's")
+
+
 class PeerError(RuntimeError):
     """A request the peer refused or could not serve, or a dead peer."""
 
@@ -48,9 +56,12 @@ class PeerError(RuntimeError):
 class Peer:
     """The peer process (see the module docstring). python: the
     interpreter whose faiss is measured; env: its environment (default:
-    this one's without PYTHONPATH, so it imports its own faiss)."""
+    this one's without PYTHONPATH and LD_PRELOAD, so it imports its own
+    faiss)."""
 
-    def __init__(self, python, env=None):
+    def __init__(self, python, env=None, simd_level=None):
+        # simd_level: a FAISS >= 1.12 dynamic-dispatch build's SIMD level
+        # ("AVX2", "AVX512", ...) the peer is held to; None: its own pick.
         if not os.access(python, os.X_OK):
             raise FileNotFoundError(f"peer: no Python at {python} (the "
                                     "stock venv: scripts/install_deps.sh)")
@@ -58,13 +69,22 @@ class Peer:
         self._dir = tempfile.TemporaryDirectory(prefix="faiss-ccd-peer-")
         self._stderr = open(os.path.join(self._dir.name, "stderr"), "w+")
         if env is None:
-            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            # Its own faiss, not this one's; and no sanitizer runtime this
+            # process may have been started with (the peer is not ours).
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("PYTHONPATH", "LD_PRELOAD")}
         self._proc = subprocess.Popen(
             [self.python, str(HERE / "peer.py"), "--serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr, env=env, text=True, bufsize=1)
         self._files = 0
-        self.info = self._call("info")
+        try:
+            if simd_level:
+                self._call("set_simd_level", level=simd_level)
+            self.info = self._call("info")
+        except BaseException:
+            self.close()
+            raise
 
     # ------------------------------------------------------------ requests
     def load_ivf(self, index_path, xq, k, searchparams=""):
@@ -178,10 +198,21 @@ class _Server:
         self.kind = None
         self.out = 0
 
+    def set_simd_level(self, r):
+        config = getattr(self.faiss, "SIMDConfig", None)
+        level = getattr(self.faiss, f"SIMDLevel_{r['level']}", None)
+        if config is None or level is None:
+            raise ValueError(f"this faiss has no SIMD level {r['level']!r}"
+                             " to choose (dynamic dispatch: FAISS >= 1.12)")
+        config.set_level(level)
+        return {}
+
     def info(self, r):
         import numpy
+        config = getattr(self.faiss, "SIMDConfig", None)
         return {"faiss": self.faiss.__version__,
                 "compile_options": self.faiss.get_compile_options(),
+                "simd": config.get_level_name() if config else None,
                 "file": self.faiss.__file__, "numpy": numpy.__version__,
                 "python": sys.version.split()[0]}
 

@@ -266,7 +266,8 @@ def plot(report, png, file=None):
     try:
         import matplotlib
     except ImportError:
-        raise ImportError("plots need Debian's python3-matplotlib") from None
+        raise ImportError("plots need matplotlib (in the project's .venv: "
+                          "scripts/install_deps.sh)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     cols = min(3, len(plots))

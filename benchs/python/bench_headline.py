@@ -52,7 +52,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import faiss                                             # noqa: E402
-from faiss.contrib.ccd import datasets, evaluation, report  # noqa: E402
+from faiss.contrib.ccd import datasets, evaluation, peer, report  # noqa: E402
 
 import bench_hnsw                                        # noqa: E402
 import bench_serving                                     # noqa: E402
@@ -329,10 +329,8 @@ def model_validation(path=ROOT / "benchs" / "results" /
 def wheel_text(results):
     """The wheel's faiss as its process reported it."""
     for o in results.values():
-        w = o.get("wheel")
-        if w:
-            return (f"faiss {w['faiss']}, {w['compile_options'].strip()}, "
-                    f"numpy {w['numpy']}")
+        if o.get("wheel"):
+            return peer.describe(o["wheel"])
     return "not measured"
 
 
@@ -357,8 +355,7 @@ def to_report(info, results, d, argvs, detected, ccds, drift_topology):
         "contenders: stock-pm0-t1 (parallel_mode 0, one OpenMP thread per "
         "client), stock-pm0 and stock-pm1 (all cores): the fork's own "
         "build; wheel-pm0-t1, wheel-pm0, wheel-pm1: the same modes of the "
-        "faiss-cpu wheel (" + wheel_text(results) + ") in its own process, "
-        "its turns alternating with ours; ccd "
+        "faiss-cpu wheel (" + wheel_text(results) + "); ccd "
         "(faiss.PARALLEL_MODE_CCD), ccd-fifo (the same on a pool made with "
         "fifo_callers=True: callers first come, first served); for HNSW "
         "stock is IndexHNSW.search in "

@@ -106,7 +106,7 @@ def start_peer(contenders, args, w, indexes):
     if not wheels:
         return None
     try:
-        p = peer.Peer(args.stock_python)
+        p = peer.Peer(args.stock_python, simd_level=args.wheel_simd)
     except FileNotFoundError as e:
         raise ValueError(f"--stock-python: {e}") from None
     paths = []
@@ -420,6 +420,8 @@ def to_report(out):
         "ratios: over the best stock contender's (stock or wheel) in the "
         "same scenario; cross-CCD: cross-CCD "
         "steals over all steals of the pool during the contender's turns"]
+    if out.get("wheel"):
+        r["notes"].append("wheel: " + peer.describe(out["wheel"]))
     r["targets"] = targets(out)
     r["tables"] = [{
         "title": "accuracy (every query once, one per call)",
@@ -491,6 +493,8 @@ def parse_args(argv):
     aa("--stock-python", default=str(STOCK_PYTHON),
        help="the faiss-cpu wheel's Python, for the wheel contender "
        "(default: the repository's .venv-stock)")
+    aa("--wheel-simd", help="hold the wheel to this SIMD level (AVX2, "
+       "AVX512, ...; default: its own pick for this CPU)")
     aa("--topology", default="auto", help="the CCD pool's topology: auto, "
        "NxM or CPU lists")
     loadgen.add_arguments(p, clients=[1, 8, 32], load=[0.5, 0.9])

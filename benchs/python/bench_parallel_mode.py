@@ -241,10 +241,8 @@ def main():
              f"the median of the rounds",
              "same labels as `faiss` on 500 queries: "
              + ", ".join(f"{c} {v:.4f}" for c, v in agree.items())]
-    notes.append(f"`wheel`, `wheel-omp1`: faiss {wheel['faiss']} "
-                 f"({wheel['compile_options'].strip()}) from "
-                 f"{wheel['file']}, in a second process, its turns "
-                 f"alternating with the others, same index and plan")
+    notes.append("`wheel`, `wheel-omp1`: " + peer.describe(wheel) +
+                 "; same index and plan")
     result = {"benchmark": "python_mode",
               "title": "bench_parallel_mode: faiss.IndexIVF from Python",
               "run": run, "notes": notes, "tables": tables, "plots": plots,

@@ -106,7 +106,7 @@ def start_peer(contenders, args, index, xq):
     if not wheels:
         return None
     try:
-        p = peer.Peer(args.stock_python)
+        p = peer.Peer(args.stock_python, simd_level=args.wheel_simd)
     except FileNotFoundError as e:
         raise ValueError(f"--stock-python: {e}") from None
     path = args.indexfile
@@ -359,6 +359,8 @@ def to_report(out):
                   "ratio: CCD QPS over the best stock contender's in the "
                   "same scenario (for tails, the stock contender with the "
                   "lowest)"]
+    if out.get("wheel"):
+        r["notes"].append("wheel: " + peer.describe(out["wheel"]))
     r["targets"], r["tables"], r["plots"] = [], [], []
     for blk in out["blocks"]:
         sp = blk["searchparams"]
@@ -433,6 +435,8 @@ def parse_args(argv):
     aa("--stock-python", default=str(STOCK_PYTHON),
        help="the faiss-cpu wheel's Python, for the wheel-* contenders "
        "(default: the repository's .venv-stock)")
+    aa("--wheel-simd", help="hold the wheel to this SIMD level (AVX2, "
+       "AVX512, ...; default: its own pick for this CPU)")
     loadgen.add_arguments(p, clients=[1, 2, 4, 8, 16],
                           load=[0.3, 0.5, 0.7, 0.9],
                           batch=[1, 16, 256, 4096])

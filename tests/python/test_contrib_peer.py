@@ -135,6 +135,13 @@ def test_nothing_loaded_is_refused():
             p.search()
 
 
+def test_the_wheel_can_be_held_to_avx2():
+    with peer.Peer(STOCK, simd_level="AVX2") as p:
+        assert p.info["simd"] == "AVX2"
+    with pytest.raises(peer.PeerError, match="no SIMD level"):
+        peer.Peer(STOCK, simd_level="MMX")
+
+
 def test_a_dead_peer_is_an_error_not_a_hang():
     p = peer.Peer(STOCK)
     try:
