@@ -86,6 +86,12 @@ class Peer:
             self.close()
             raise
 
+    @property
+    def workdir(self):
+        """A directory that lives as long as the peer: for files it is to
+        read (an index written for it), removed by close()."""
+        return self._dir.name
+
     # ------------------------------------------------------------ requests
     def load_ivf(self, index_path, xq, k, searchparams=""):
         """The IVF index at index_path, its queries xq ((nq, d) float32)

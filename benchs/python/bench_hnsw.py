@@ -114,7 +114,7 @@ def start_peer(contenders, args, w, indexes):
         path = args.indexdir and os.path.join(args.indexdir,
                                               f"table{t:05d}.index")
         if not path or not os.path.exists(path):
-            path = os.path.join(p._dir.name, f"table{t:05d}.index")
+            path = os.path.join(p.workdir, f"table{t:05d}.index")
             faiss.write_index(index, path)
         paths.append(path)
     p.load_hnsw(paths, args.efSearch, w.xq, w.table_of, args.k)

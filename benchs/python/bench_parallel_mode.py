@@ -174,7 +174,7 @@ def measure(args, names):
     index.nprobe = nprobe
     contenders = [Contender(n) for n in names]
     with peer.Peer(args.stock_python) as wheel:
-        path = os.path.join(wheel._dir.name, "index.faissindex")
+        path = os.path.join(wheel.workdir, "index.faissindex")
         faiss.write_index(index, path)
         wheel.load_ivf(path, xq, k, f"nprobe={nprobe}")
         for c in contenders:

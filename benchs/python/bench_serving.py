@@ -111,9 +111,9 @@ def start_peer(contenders, args, index, xq):
         raise ValueError(f"--stock-python: {e}") from None
     path = args.indexfile
     if not path or not os.path.exists(path):
-        path = os.path.join(p._dir.name, "index.faissindex")
+        path = os.path.join(p.workdir, "index.faissindex")
         faiss.write_index(index, path)
-    p.load_ivf(path, xq, args.k, ",".join(args.searchparams))
+    p.load_ivf(path, xq, args.k)      # each block sets its searchparams
     for c in wheels:
         c.peer = p
     return p

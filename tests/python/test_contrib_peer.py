@@ -151,7 +151,7 @@ def test_a_dead_peer_is_an_error_not_a_hang():
             p.search()
     finally:
         p.close()
-    assert not os.path.exists(p._dir.name)
+    assert not os.path.exists(p.workdir)
 
 
 def test_no_interpreter_is_a_clear_error(tmp_path):
