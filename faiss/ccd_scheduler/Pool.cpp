@@ -248,12 +248,17 @@ thread_local int tl_scope_depth = 0;
 } // namespace
 
 Pool::CallerScope::CallerScope(const Pool& pool)
-        : pool_(pool),
-          nested_(tl_scope_depth > 0),
-          gated_(pool.caller_gate_ && !nested_ && pool.current_worker() < 0),
-          others_(0) {
-    if (gated_) {
-        pool.caller_gate_->enter();
+        : pool_(pool), nested_(tl_scope_depth > 0), gate_(nullptr) {
+    // Before the gate: in a fork() child the pool's gate is the parent's
+    // until revive() replaces it, and its slots are held by threads the
+    // child does not have (test_Fork.cpp's FifoCallersInAChild). The
+    // acquire in revive_after_fork pairs with revive()'s release store,
+    // so the caller_gate_ read below is the child's.
+    pool.revive_after_fork();
+    generation_ = pool.fork_generation_.load(std::memory_order_acquire);
+    if (pool.caller_gate_ && !nested_ && pool.current_worker() < 0) {
+        gate_ = pool.caller_gate_.get();
+        gate_->enter();
     }
     tl_scope_depth++;
     // relaxed: a statistic for a policy; no data hangs on it. A nested
@@ -267,12 +272,18 @@ Pool::CallerScope::CallerScope(const Pool& pool)
 }
 
 Pool::CallerScope::~CallerScope() {
-    if (!nested_) {
+    // A scope that a fork() carried into the child (the forking thread's
+    // own) was counted in the parent's callers_, which revive() zeroed, and
+    // holds a slot of the parent's gate, which revive() kept aside: it
+    // uncounts itself only in its own generation, and leaves its own gate
+    // (leaving the child's would admit one caller too many).
+    if (!nested_ &&
+        generation_ == pool_.fork_generation_.load(std::memory_order_acquire)) {
         pool_.callers_.fetch_sub(1, std::memory_order_relaxed);
     }
     tl_scope_depth--;
-    if (gated_) {
-        pool_.caller_gate_->leave();
+    if (gate_ != nullptr) {
+        gate_->leave();
     }
 }
 

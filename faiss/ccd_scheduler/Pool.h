@@ -84,6 +84,10 @@
 namespace faiss {
 namespace ccd {
 
+namespace detail {
+class FifoGate;
+} // namespace detail
+
 /// PoolOptions: construction-time knobs besides topology and policy.
 struct PoolOptions {
     StealConfig steal;       ///< cross-CCD threshold and backoff
@@ -190,7 +194,11 @@ class Pool {
     /// searches then run first come, first served. A worker of the pool,
     /// or a thread already inside a scope, enters at once (waiting could
     /// deadlock on itself), and a nested scope counts its thread once.
-    /// Any thread.
+    /// Any thread. Across fork(): a child's first scope revives the pool
+    /// before it enters the gate (the parent's, copied, is held by threads
+    /// the child does not have); a scope that outlives a fork in the
+    /// forking thread leaves the gate it entered, not the child's new one,
+    /// and uncounts itself only in the generation it counted itself in.
     class CallerScope {
        public:
         explicit CallerScope(const Pool& pool);
@@ -205,7 +213,10 @@ class Pool {
        private:
         const Pool& pool_;
         bool nested_; ///< inside another scope of this thread
-        bool gated_;
+        /// gate_: the gate entered (null: none); kept, not re-read from the
+        /// pool, which a fork() child gives a new one.
+        detail::FifoGate* gate_;
+        uint64_t generation_; ///< the pool's fork generation at entry
         int others_;
     };
 

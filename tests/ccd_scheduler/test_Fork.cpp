@@ -18,6 +18,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace faiss {
 namespace ccd {
@@ -205,6 +206,123 @@ TEST(Fork, MonitorRecordsNothingInAChild) {
     monitor.record(make_mapping_id(1, 1), 1, 100);
     monitor.tick();
     EXPECT_EQ(monitor.stats().records, 2u) << "the parent still records";
+}
+
+/// InsideScopes: `n` threads each inside a CallerScope of `pool` until
+/// release(); `inside` counts those that got in.
+struct InsideScopes {
+    std::atomic<int> inside{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    InsideScopes(const Pool& pool, int n) {
+        for (int i = 0; i < n; i++) {
+            threads.emplace_back([this, &pool] {
+                Pool::CallerScope scope(pool);
+                inside++;
+                while (!go) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+            });
+        }
+    }
+    /// settle: wait until `n` are inside, or `ms` went by; the count.
+    int settle(int n, int ms) {
+        for (int i = 0; i < ms && inside < n; i++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return inside;
+    }
+    ~InsideScopes() {
+        go = true;
+        for (std::thread& t : threads) {
+            t.join();
+        }
+    }
+};
+
+PoolOptions fifo() {
+    PoolOptions o;
+    o.fifo_callers = true;
+    return o;
+}
+
+// Issue 28, 1: with fifo_callers, fork() while every slot of the caller
+// gate is held by a searching thread. The child has none of those threads;
+// its first caller must get in (the gate it enters is the child's), and so
+// must as many as the child's gate has slots, and no more.
+TEST(Fork, FifoCallersInAChild) {
+    if (kUnderTsan) {
+        GTEST_SKIP() << "ThreadSanitizer does not support threads started "
+                        "after a multi-threaded fork";
+    }
+    Pool pool(Topology::from_spec("1x2"), PolicyKind::ccd, fifo());
+    const int slots = pool.num_workers() + 1;
+    InsideScopes parent(pool, slots);
+    ASSERT_EQ(parent.settle(slots, 10000), slots);
+    const int status = run_in_child(
+            [&] {
+                {
+                    Pool::CallerScope first(pool); // hung here before
+                }
+                InsideScopes child(pool, slots + 1);
+                const int in = child.settle(slots + 1, 300);
+                if (in != slots) {
+                    return 10 + in;
+                }
+                return exercise(pool);
+            },
+            30);
+    EXPECT_EQ(status, 0) << "-1: the child hung; 10 + n: n callers inside";
+}
+
+/// others_now: active callers besides a new scope's own (0 when none is
+/// open; a miscount shows as another number).
+int others_now(const Pool& pool) {
+    Pool::CallerScope probe(pool);
+    return probe.others();
+}
+
+/// others_now_elsewhere: others_now, from a thread of its own.
+int others_now_elsewhere(const Pool& pool) {
+    int others = -1;
+    std::thread([&] {
+        others = others_now(pool);
+    }).join();
+    return others;
+}
+
+// A scope that fork() carries into the child (the forking thread's own)
+// leaves the gate it entered (leaving the child's new gate would let one
+// caller too many in) and is not uncounted from the child's count, which
+// started at zero without it.
+TEST(Fork, ScopeOpenAtForkLeavesItsOwnGate) {
+    if (kUnderTsan) {
+        GTEST_SKIP() << "ThreadSanitizer does not support threads started "
+                        "after a multi-threaded fork";
+    }
+    Pool pool(Topology::from_spec("1x2"), PolicyKind::ccd, fifo());
+    const int slots = pool.num_workers() + 1;
+    ASSERT_EQ(exercise(pool), 0);
+    auto open = std::make_unique<Pool::CallerScope>(pool);
+    const int status = run_in_child(
+            [&] {
+                exercise(pool); // revives the pool: the child's own gate
+                open.reset();   // its parent-side slot, not the child's
+                if (others_now(pool) != 0) {
+                    return 30;
+                }
+                InsideScopes child(pool, slots + 1);
+                const int in = child.settle(slots + 1, 300);
+                return in == slots ? 0 : 10 + in;
+            },
+            30);
+    EXPECT_EQ(status, 0) << "-1: the child hung; 10 + n: n callers inside; "
+                            "30: the child's caller count went wrong";
+    // Seen from another thread (this one's own scopes nest in `open`).
+    EXPECT_EQ(others_now_elsewhere(pool), 1) << "the parent's open scope";
+    open.reset();
+    EXPECT_EQ(others_now_elsewhere(pool), 0);
+    EXPECT_EQ(exercise(pool), 0);
 }
 
 } // namespace
