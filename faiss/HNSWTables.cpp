@@ -1,6 +1,8 @@
 #include <faiss/HNSWTables.h>
 
 #include <faiss/CountingDistanceComputer.h>
+#include <faiss/ForkSafety.h>
+#include <faiss/SharedVisitedTable.h>
 #include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/HelperPlan.h>
 #include <faiss/ccd_scheduler/TaskGroup.h>
@@ -67,21 +69,18 @@ struct HNSWTables::Table {
 
 namespace {
 
+/// A fork() child searches its tables too (ForkSafety.h).
+[[maybe_unused]] const bool fork_safe = (make_searches_fork_safe(), true);
+
 using idx_t = Index::idx_t;
 
-/// visited_table: the calling thread's VisitedTable, at least `ntotal`
-/// long, ready for a new query. One per thread, shared by every table: a
-/// search only reads marks equal to the current visit number, and
-/// advance() starts a new number (wiping the marks every 249 queries), so
-/// marks left by another table's query never match. It grows to the
-/// largest table the thread searched and is never shrunk: ntotal bytes.
-VisitedTable& visited_table(size_t ntotal) {
-    thread_local VisitedTable vt(0);
-    if (vt.visited.size() < ntotal) {
-        vt.visited.resize(ntotal);
-    }
-    vt.advance();
-    return vt;
+/// visited_table: the calling thread's VisitedTable, shared by every
+/// table it searches (SharedVisitedTable.h), ready for a query of `index`.
+VisitedTable& visited_table(const IndexHNSW& index) {
+    thread_local SharedVisitedTable vt;
+    const HNSW& hnsw = index.hnsw;
+    const int advances = hnsw.upper_beam > 1 ? hnsw.max_level + 1 : 1;
+    return vt.for_query(size_t(index.ntotal), advances);
 }
 
 /// run_query: one query, whole, on the calling thread; what
@@ -105,7 +104,7 @@ uint64_t run_query(
             base.get(),
             index.storage->metric_type == METRIC_INNER_PRODUCT);
     dis.set_query(x);
-    VisitedTable& vt = visited_table(size_t(index.ntotal));
+    VisitedTable& vt = visited_table(index);
     maxheap_heapify(k, distances, labels);
     index.hnsw.search(dis, int(k), labels, distances, vt, &params);
     maxheap_reorder(k, distances, labels);
@@ -447,13 +446,16 @@ void HNSWTables::add_table(
                 "%u, and one of the two would own it",
                 other_id);
     }
-    tables_.emplace(
+    // The entry owns the index only once it is stored: if make_shared or
+    // emplace throws, the caller still owns it (and would delete it), so
+    // the entry dying with the exception must not.
+    auto entry = std::make_shared<Table>(
             table_id,
-            std::make_shared<Table>(
-                    table_id,
-                    index,
-                    own_index,
-                    ef_search == -1 ? index->hnsw.efSearch : ef_search));
+            index,
+            /*own=*/false,
+            ef_search == -1 ? index->hnsw.efSearch : ef_search);
+    tables_.emplace(table_id, entry);
+    entry->own_index = own_index; // under the lock: no query has it yet
 }
 
 std::shared_future<void> HNSWTables::remove_table(uint32_t table_id) {
@@ -591,6 +593,29 @@ std::future<HNSWQueryResult> HNSWTables::search_async(
     const SearchParametersHNSW p = resolve_params(*t, params, caller);
     std::promise<HNSWQueryResult> promise;
     std::future<HNSWQueryResult> future = promise.get_future();
+    if (runtime_->pool().current_worker() >= 0) {
+        // A task of this pool asking for a future would most likely wait
+        // on it, and on a pool whose other workers are busy (or that has
+        // one) nobody would run the query: the worker runs it itself, and
+        // the future is ready (issue 28, 5).
+        HNSWQueryResult result;
+        result.distances.resize(k);
+        result.labels.resize(k);
+        try {
+            result.touched = run_query(
+                    *t,
+                    query.data(),
+                    k,
+                    p,
+                    result.distances.data(),
+                    result.labels.data(),
+                    traffic_sink);
+            promise.set_value(std::move(result));
+        } catch (...) {
+            promise.set_exception(std::current_exception());
+        }
+        return future;
+    }
     run_async(
             runtime_->pool(),
             std::move(t),

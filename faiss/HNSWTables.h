@@ -175,7 +175,10 @@ class HNSWTables {
     /// search_async: one query (query.size() == dimension(table_id)),
     /// returns at once. Input errors throw here; errors while searching
     /// arrive through the future. `params` is copied; its `sel`, if any,
-    /// must outlive the query.
+    /// must outlive the query. Called by a task of this tables' pool, it
+    /// runs the query in that task and returns a ready future: a worker
+    /// waiting on a query it queued could wait for ever (one worker, or
+    /// all of them waiting).
     std::future<HNSWQueryResult> search_async(
             uint32_t table_id,
             std::vector<float> query,

@@ -1,5 +1,6 @@
 #include <faiss/IVFSearchCCD.h>
 
+#include <faiss/ForkSafety.h>
 #include <faiss/IVFScanCost.h>
 #include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/HeldAcrossForks.h>
@@ -59,6 +60,10 @@ int mode_from_env() {
     check_parallel_mode(int(mode));
     return int(mode);
 }
+
+/// A fork() child searches too (ForkSafety.h), from the moment the IVF
+/// search is loaded.
+[[maybe_unused]] const bool fork_safe = (make_searches_fork_safe(), true);
 
 /// stats_mutex: IndexIVFStats are plain fields (and indexIVF_stats is a
 /// global): concurrent searches add to them under this. fork() takes it
@@ -785,8 +790,10 @@ struct KnnScan {
     }
 };
 
+/// knn_scan_slice: the k-NN scans of queries [0, n) of these arrays, as
+/// one plan.
 template <class C>
-void knn_scans(
+void knn_scan_slice(
         const ScanCall& call,
         idx_t n,
         const float* x,
@@ -825,14 +832,97 @@ void knn_scans(
     call.add_stats(stats, n, items, nheap.load(std::memory_order_relaxed));
 }
 
-/// ItemHits: one scan's range results.
-struct ItemHits {
-    std::vector<float> dis;
-    std::vector<idx_t> ids;
+// A batch's scans go in slices of about this many (query, list) items: the
+// items, the plan and the locks of one slice at a time. A 200,000-query
+// batch at nprobe 4 made 32 MB of items at once, which glibc kept in the
+// heap after the call (issue 28, 4); a slice of 131,072 items is 5 MB,
+// and still thousands of queries, as wide as any plan gets.
+constexpr size_t kSliceItems = size_t(1) << 17;
+
+/// knn_scans: the k-NN scans of a batch, a slice of queries at a time.
+/// Each query's heap is its own, so slicing changes no answer.
+template <class C>
+void knn_scans(
+        const ScanCall& call,
+        idx_t n,
+        const float* x,
+        idx_t k,
+        const idx_t* keys,
+        const float* coarse_dis,
+        float* distances,
+        idx_t* labels,
+        IndexIVFStats* stats) {
+    const idx_t slice = idx_t(std::max<size_t>(1, kSliceItems / call.nprobe));
+    for (idx_t q0 = 0; q0 < n; q0 += slice) {
+        const idx_t m = std::min(slice, n - q0);
+        knn_scan_slice<C>(
+                call,
+                m,
+                x + q0 * call.ivf.d,
+                k,
+                keys + q0 * call.nprobe,
+                coarse_dis + q0 * call.nprobe,
+                distances + q0 * k,
+                labels + q0 * k,
+                stats);
+    }
+}
+
+/// HitBuffer: one participant's range hits, every scan of theirs in one
+/// FAISS partial result (its buffers grow by 1,024 hits), kept until the
+/// merge. Linked into a HitStore when the participant finishes.
+struct HitBuffer {
+    RangeSearchPartialResult found;
+    size_t count = 0; ///< hits in `found`
+    HitBuffer* next = nullptr;
+    explicit HitBuffer(RangeSearchResult* proto) : found(proto) {}
 };
 
-/// RangeScan: the body of range scan tasks; each item's hits go to its
-/// own slot, so tasks share nothing.
+/// HitStore: the participants' HitBuffers of one call, freed with it.
+/// keep() pushes without allocating (it runs in a runner's destructor);
+/// any participant thread. The merge reads them after run_scans returned,
+/// which happens after every runner died: the release/acquire of the
+/// work share's completion orders their writes before the reads.
+struct HitStore {
+    RangeSearchResult proto{1, /*alloc_lims=*/false};
+    std::atomic<HitBuffer*> head{nullptr};
+
+    HitStore() {
+        proto.buffer_size = 1024;
+    }
+    HitStore(const HitStore&) = delete;
+    HitStore& operator=(const HitStore&) = delete;
+    ~HitStore() {
+        for (HitBuffer* b = head.load(std::memory_order_relaxed); b;) {
+            HitBuffer* next = b->next;
+            delete b;
+            b = next;
+        }
+    }
+    void keep(std::unique_ptr<HitBuffer> b) noexcept {
+        // relaxed: only the list's shape; the merge is ordered after by
+        // the share's completion (above).
+        HitBuffer* raw = b.release();
+        raw->next = head.load(std::memory_order_relaxed);
+        while (!head.compare_exchange_weak(
+                raw->next,
+                raw,
+                std::memory_order_relaxed)) {
+        }
+    }
+};
+
+/// ItemHits: where one scan's range results are: `n` hits from `offset`
+/// in the buffer of the participant that scanned it.
+struct ItemHits {
+    HitBuffer* in = nullptr;
+    size_t offset = 0;
+    size_t n = 0;
+};
+
+/// RangeScan: the body of range scan tasks. A participant's hits go to
+/// its own buffer, so tasks share nothing; no scan allocates, besides a
+/// buffer of 1,024 hits when the last one is full.
 struct RangeScan {
     const ScanCall& call;
     const float* x;
@@ -840,20 +930,26 @@ struct RangeScan {
     const float* coarse_dis;
     const ScanItem* items;
     ItemHits* hits;
+    HitStore& store;
 
-    /// Local: one participant's scanner.
+    /// Local: one participant's scanner and hit buffer.
     struct Local {
         std::unique_ptr<InvertedListScanner> scanner;
+        std::unique_ptr<HitBuffer> buffer;
         idx_t q = -1; ///< the query set in the scanner
-        explicit Local(const RangeScan& b) : scanner(b.call.scanner()) {}
+        explicit Local(const RangeScan& b)
+                : scanner(b.call.scanner()),
+                  buffer(std::make_unique<HitBuffer>(&b.store.proto)) {}
     };
 
-    void finish(Local&) const {}
+    void finish(Local& local) const {
+        store.keep(std::move(local.buffer));
+    }
 
     void scan(Local& local, const ScanItem& item) const {
         const InvertedLists* il = call.ivf.invlists;
         InvertedListScanner& scanner = *local.scanner;
-        ItemHits& h = hits[&item - items];
+        HitBuffer& buffer = *local.buffer;
         if (local.q != item.q) {
             scanner.set_query(x + item.q * call.ivf.d);
             local.q = item.q;
@@ -863,25 +959,21 @@ struct RangeScan {
                 coarse_dis[item.q * call.nprobe + item.p]);
         InvertedLists::ScopedCodes codes(il, item.list_no);
         InvertedLists::ScopedIds ids(il, item.list_no);
-        // FAISS's range scanners report through a partial result: a
-        // private one per scan.
-        RangeSearchResult proto(1);
-        proto.buffer_size = 1024;
-        RangeSearchPartialResult pres(&proto);
-        RangeQueryResult& qres = pres.new_result(item.q);
+        // One query result at a time: cleared after the scan, so
+        // `queries` keeps its one slot.
+        RangeQueryResult& qres = buffer.found.new_result(item.q);
         scanner.scan_codes_range(
                 item.end - item.begin,
                 codes.get() + item.begin * il->code_size,
                 ids.get() + item.begin,
                 radius,
                 qres);
-        for (size_t b = 0; b < pres.buffers.size(); b++) {
-            const size_t nb =
-                    b + 1 == pres.buffers.size() ? pres.wp : pres.buffer_size;
-            const auto& buffer = pres.buffers[b];
-            h.dis.insert(h.dis.end(), buffer.dis, buffer.dis + nb);
-            h.ids.insert(h.ids.end(), buffer.ids, buffer.ids + nb);
-        }
+        ItemHits& h = hits[&item - items];
+        h.in = &buffer;
+        h.offset = buffer.count;
+        h.n = qres.nres;
+        buffer.count += qres.nres;
+        buffer.found.queries.clear();
     }
 };
 
@@ -1180,28 +1272,28 @@ bool ivf_range_search_preassigned(
     const ScanPlan plan(call, n, keys, /*knn=*/false);
     std::vector<ScanItem> items = call.items(n, keys, plan.split());
     std::vector<ItemHits> hits(items.size());
+    HitStore store;
     const RangeScan
-            body{call, x, radius, coarse_dis, items.data(), hits.data()};
+            body{call, x, radius, coarse_dis, items.data(), hits.data(), store};
     // Query-major: the hits of a query then come in FAISS's order.
     run_scans(call, plan, items, body);
 
     std::fill(result->lims, result->lims + n + 1, 0);
     for (size_t i = 0; i < items.size(); i++) {
-        result->lims[items[i].q] += hits[i].ids.size();
+        result->lims[items[i].q] += hits[i].n;
     }
     result->do_allocation();
     std::vector<size_t> fill(result->lims, result->lims + n);
     for (size_t i = 0; i < items.size(); i++) {
         const idx_t q = items[i].q;
-        std::copy(
-                hits[i].dis.begin(),
-                hits[i].dis.end(),
-                result->distances + fill[q]);
-        std::copy(
-                hits[i].ids.begin(),
-                hits[i].ids.end(),
-                result->labels + fill[q]);
-        fill[q] += hits[i].ids.size();
+        if (hits[i].n > 0) {
+            hits[i].in->found.copy_range(
+                    hits[i].offset,
+                    hits[i].n,
+                    result->labels + fill[q],
+                    result->distances + fill[q]);
+        }
+        fill[q] += hits[i].n;
     }
     call.add_stats(stats, n, items, 0);
     return true;

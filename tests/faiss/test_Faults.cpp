@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
@@ -645,6 +646,60 @@ TEST(Faults, ForkWhileSearching) {
     }
     clients.stop();
     EXPECT_EQ(clients.wrong.load(), 0);
+}
+
+// Issue 28, 2: FAISS's InterruptCallback::lock, which a search takes
+// whenever an interrupt callback is installed (Python's faiss installs
+// one), held by another thread at the fork. The child's first search
+// waited for it forever. fork() cannot take it first: its holder runs the
+// callback under it, and Python's waits for the GIL that the forking
+// thread holds (that fork() hung). The child makes it anew
+// (ForkSafety.cpp). The interleaving is forced: the holder keeps the lock
+// from before fork() until the child has searched, as a holder waiting on
+// the forking thread would.
+TEST(Faults, InterruptLockHeldAtForkIsFreeInTheChild) {
+    if (kUnderTsan) {
+        GTEST_SKIP() << "ThreadSanitizer does not support fork() with "
+                        "threads running";
+    }
+    struct NeverInterrupt : faiss::InterruptCallback {
+        bool want_interrupt() override {
+            return false;
+        }
+    };
+    faiss::InterruptCallback::instance.reset(new NeverInterrupt());
+    auto ivf = make_index("IVF32,Flat", faiss::METRIC_L2);
+    ivf->nprobe = 8;
+    const idx_t n = 6, k = 10;
+    const Answer ref = stock(*ivf, n, k);
+    ivf->parallel_mode = faiss::PARALLEL_MODE_CCD;
+    std::atomic<bool> holding{false}, release{false}, gave_up{false};
+    std::thread holder([&] {
+        std::lock_guard<std::mutex> lock(faiss::InterruptCallback::lock);
+        holding = true;
+        // Until the child searched; a fork() that waited for this lock
+        // would wait here for 30 s and the test then fails.
+        for (int i = 0; i < 30000 && !release; i++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        gave_up = !release;
+    });
+    while (!holding) {
+        std::this_thread::yield();
+    }
+    const int status = run_in_child(
+            [&] {
+                std::vector<float> D(n * k);
+                std::vector<idx_t> I(n * k);
+                ivf->search(n, data().queries.data(), k, D.data(), I.data());
+                return D == ref.D && I == ref.I ? 0 : 1;
+            },
+            30);
+    release = true;
+    holder.join();
+    faiss::InterruptCallback::clear_instance();
+    EXPECT_EQ(status, 0) << (status < 0 ? "the child hung" : "wrong answers");
+    EXPECT_FALSE(gave_up) << "fork() waited for the lock's holder";
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <map>
 #include <memory>
@@ -109,6 +110,44 @@ struct ThrowingFlat : faiss::IndexFlatL2 {
 
 // An exception inside a query reaches the synchronous caller, the future
 // and the callback; the pool keeps working.
+// Issue 28, 5: a pool task that waits on search_async of its own pool.
+// With one worker, the queued query could only run once the waiting task
+// returned: it waited for ever. The worker now runs the query itself.
+// wait_for, not get(): a regression fails in 10 s instead of hanging.
+TEST(HNSWTablesAsync, AWorkerWaitingOnItsOwnQueryIsNotStuck) {
+    const int d = 16;
+    const auto base = clustered(2000, d, 10, 5);
+    const auto queries = clustered(1, d, 10, 6);
+    auto index = make_hnsw("HNSW16", d, base);
+    const Answer ref = reference(*index, 1, queries.data(), 5);
+    auto runtime = make_runtime("1x1");
+    HNSWTables tables(runtime);
+    tables.hand_off = 1;
+    tables.add_table(3, index.get(), false);
+    std::promise<int> done;
+    std::future<int> outcome = done.get_future();
+    HNSWQueryResult got;
+    runtime->pool().submit(make_mapping_id(9, 0), [&] {
+        auto f = tables.search_async(3, queries, 5);
+        if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+            done.set_value(1);
+            return;
+        }
+        got = f.get();
+        done.set_value(0);
+    });
+    ASSERT_EQ(outcome.get(), 0)
+            << "the worker waited 10 s on a query only it could run";
+    runtime->pool().wait_idle();
+    EXPECT_TRUE(
+            std::equal(got.labels.begin(), got.labels.end(), ref.I.begin()));
+    EXPECT_TRUE(std::equal(
+            got.distances.begin(),
+            got.distances.end(),
+            ref.D.begin()));
+    tables.remove_table(3).wait();
+}
+
 TEST(HNSWTablesAsync, ErrorsInsideTasksReachTheCaller) {
     const int d = 8;
     const auto base = clustered(500, d, 5, 7);
