@@ -384,6 +384,7 @@ class HNSWTables:
         self._indexes = {}  # table id -> index, guarded by _lock
         self._dispatcher = None  # guarded by _lock
         self._closed = False  # guarded by _lock
+        _all_tables.add(self)
 
     @property
     def pool(self):
@@ -518,6 +519,27 @@ class HNSWTables:
 
 
 _dispatchers = weakref.WeakSet()
+_all_tables = weakref.WeakSet()
+# The parent's dispatchers, kept unused in a fork() child: their thread is
+# not there, and their completion queue's mutex may be held by it.
+_forked_away = []
+
+
+def _after_fork_in_child():
+    """In a fork() child (os.register_at_fork): every HNSWTables forgets
+    its dispatcher, whose thread the child does not have, and gets a fresh
+    lock (another parent thread may have held it at the fork); the next
+    submit() starts a dispatcher of the child's own. Futures in flight at
+    the fork are the parent's: they do not complete in the child (their
+    queries were dropped with the parent's tasks, see Pool.h)."""
+    _forked_away.extend(_dispatchers)
+    _dispatchers.clear()
+    for tables in list(_all_tables):
+        tables._lock = threading.Lock()
+        tables._dispatcher = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register

@@ -54,3 +54,36 @@ def test_child_searches_after_the_parent_used_the_pool(data, hnsw):
         assert_same_results(Dh, Ih, *tables.search(0, xq, 10))
     finally:
         index.parallel_mode = 0
+
+
+def _submit_in_child(tables, xq, queue):
+    try:
+        D, I = tables.submit(0, xq, 10).result(timeout=15)
+        queue.put((D, I))
+    except BaseException as e:  # reported to the parent, not swallowed
+        queue.put(repr(e))
+
+
+def test_child_futures_complete_after_the_parent_used_submit(data, hnsw):
+    """Issue 28, 3: the parent's submit() started faiss.ccd's dispatcher
+    thread, which a fork() child does not have; the child's own futures
+    must still complete (with the parent's answers)."""
+    _, xq = data
+    pool = faiss.ccd.Pool("1x2")
+    tables = faiss.ccd.HNSWTables(pool)
+    tables.add_table(0, hnsw)
+    D, I = tables.submit(0, xq, 10).result(timeout=TIMEOUT_S)
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_submit_in_child, args=(tables, xq, queue))
+    child.start()
+    got = queue.get(timeout=TIMEOUT_S)
+    child.join(TIMEOUT_S)
+    if child.is_alive():
+        child.kill()
+        raise AssertionError("the child did not exit")
+    assert not isinstance(got, str), got
+    assert child.exitcode == 0
+    assert_same_results(D, I, *got)
+    # The parent's dispatcher is untouched.
+    assert_same_results(D, I, *tables.submit(0, xq, 10).result(timeout=60))

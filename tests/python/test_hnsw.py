@@ -231,3 +231,24 @@ def test_close_refuses_new_work(data, pool):
     with pytest.raises(RuntimeError, match="closed"):
         tables.submit(1, xq, 5)
     assert tables.search(1, xq, 5)[0].shape == (len(xq), 5)
+
+
+def test_submit_keeps_a_dropped_selector_alive(data, hnsw):
+    """Issue 28, kept: a selector passed through SearchParametersHNSW to
+    submit() stays valid until the future completes, though the caller
+    drops its parameters and selector at once."""
+    _, xq = data
+    pool = faiss.ccd.Pool("1x2")
+    tables = faiss.ccd.HNSWTables(pool)
+    tables.add_table(0, hnsw)
+    ids = np.arange(0, hnsw.ntotal, 3, dtype="int64")
+    reference = hnsw.search(
+        xq, 10, params=faiss.SearchParametersHNSW(
+            sel=faiss.IDSelectorBatch(ids), efSearch=hnsw.hnsw.efSearch))
+    futures = [tables.submit(0, xq, 10, params=faiss.SearchParametersHNSW(
+        sel=faiss.IDSelectorBatch(ids))) for _ in range(6)]
+    gc.collect()
+    for future in futures:
+        D, I = future.result(timeout=120)
+        assert (I[I >= 0] % 3 == 0).all()
+        assert_same_results(*reference, D, I)

@@ -17,8 +17,10 @@
  *  - Caches are never freed: a thread that exits hands its cache to the
  *    next thread that needs one (blocks returned to it meanwhile wait on
  *    its stack), so a block's owner pointer stays valid forever.
- *  - Own free lists hold at most kMaxCached blocks a class; beyond that
- *    blocks go back to malloc.
+ *  - Own free lists hold at most kMaxCached blocks a class, and return
+ *    stacks at most kMaxReturned (counted before the push); beyond that
+ *    blocks go back to malloc, so a thread keeps a bounded cache however
+ *    many of its blocks other threads free.
  *
  * Blocks larger than the biggest class, and every block under
  * AddressSanitizer (so it still sees use-after-free of task nodes), use
