@@ -27,6 +27,13 @@
  *    OpenMP's usual count. Raising the count again on the forking thread
  *    (omp_set_num_threads) brings the hang back: that is libgomp's, and
  *    exec() ends it.
+ *  - libgomp's lock of unnamed critical sections, which parallel_mode 1
+ *    and 2 merge their heaps under: a parent's thread inside one at the
+ *    fork left it held in the child, whose next such section waited for
+ *    ever (test_fork_matrix.py, 1 cell in 5 runs). fork() takes it first
+ *    (GOMP_critical_start, libgomp's entry point for `omp critical`) and
+ *    both sides release it after; FAISS's sections under it wait for
+ *    nothing.
  *
  * The pool of the CCD mode starts its workers again by itself
  * (detail/ForkGeneration.h).
@@ -46,6 +53,11 @@
 #include <mutex>
 #include <new>
 
+// libgomp's (and LLVM's libomp's) entry points of an unnamed
+// `omp critical` section.
+extern "C" void GOMP_critical_start();
+extern "C" void GOMP_critical_end();
+
 namespace faiss {
 namespace ccd {
 
@@ -56,15 +68,24 @@ namespace {
 /// usable in the child). std::mutex's constructor only writes the
 /// unlocked state; the parent's holder is not in the child.
 void in_the_child() {
+    GOMP_critical_end();
     new (&InterruptCallback::lock) std::mutex();
     omp_set_num_threads(1);
+}
+
+void before_fork() {
+    GOMP_critical_start();
+}
+
+void in_the_parent() {
+    GOMP_critical_end();
 }
 
 } // namespace
 
 void make_searches_fork_safe() {
     static const bool registered = [] {
-        pthread_atfork(nullptr, nullptr, &in_the_child);
+        pthread_atfork(&before_fork, &in_the_parent, &in_the_child);
         return true;
     }();
     (void)registered;

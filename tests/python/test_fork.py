@@ -12,6 +12,23 @@ from conftest import PARALLEL_MODE_CCD, assert_same_results, cached_ivf
 TIMEOUT_S = 120
 
 
+def _in_a_child(target, *args):
+    """Run target(*args, queue) in a forked child; what it put in the
+    queue, once the child exited 0 (a string: its error, which fails)."""
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=target, args=args + (queue,))
+    child.start()
+    got = queue.get(timeout=TIMEOUT_S)
+    child.join(TIMEOUT_S)
+    if child.is_alive():
+        child.kill()
+        raise AssertionError("the child did not exit")
+    assert not isinstance(got, str), got
+    assert child.exitcode == 0
+    return got
+
+
 def _search_in_child(index, tables, xq, queue):
     try:
         D, I = index.search(xq, 10)
@@ -36,18 +53,7 @@ def test_child_searches_after_the_parent_used_the_pool(data, hnsw):
         Dh, Ih = tables.search(0, xq, 10)
         params = faiss.SearchParametersIVFCCD(nprobe=8, helpers=1)
         assert_same_results(D, I, *index.search(xq, 10, params=params))
-        ctx = multiprocessing.get_context("fork")
-        queue = ctx.Queue()
-        child = ctx.Process(target=_search_in_child,
-                            args=(index, tables, xq, queue))
-        child.start()
-        got = queue.get(timeout=TIMEOUT_S)
-        child.join(TIMEOUT_S)
-        if child.is_alive():
-            child.kill()
-            raise AssertionError("the child did not exit")
-        assert not isinstance(got, str), got
-        assert child.exitcode == 0
+        got = _in_a_child(_search_in_child, index, tables, xq)
         assert_same_results(D, I, got[0], got[1])
         assert_same_results(Dh, Ih, got[2], got[3])
         # And the parent's pool still works.
@@ -73,17 +79,7 @@ def test_child_futures_complete_after_the_parent_used_submit(data, hnsw):
     tables = faiss.ccd.HNSWTables(pool)
     tables.add_table(0, hnsw)
     D, I = tables.submit(0, xq, 10).result(timeout=TIMEOUT_S)
-    ctx = multiprocessing.get_context("fork")
-    queue = ctx.Queue()
-    child = ctx.Process(target=_submit_in_child, args=(tables, xq, queue))
-    child.start()
-    got = queue.get(timeout=TIMEOUT_S)
-    child.join(TIMEOUT_S)
-    if child.is_alive():
-        child.kill()
-        raise AssertionError("the child did not exit")
-    assert not isinstance(got, str), got
-    assert child.exitcode == 0
+    got = _in_a_child(_submit_in_child, tables, xq)
     assert_same_results(D, I, *got)
     # The parent's dispatcher is untouched.
     assert_same_results(D, I, *tables.submit(0, xq, 10).result(timeout=60))

@@ -246,7 +246,8 @@ def test_submit_keeps_a_dropped_selector_alive(data, hnsw):
         xq, 10, params=faiss.SearchParametersHNSW(
             sel=faiss.IDSelectorBatch(ids), efSearch=hnsw.hnsw.efSearch))
     futures = [tables.submit(0, xq, 10, params=faiss.SearchParametersHNSW(
-        sel=faiss.IDSelectorBatch(ids))) for _ in range(6)]
+        sel=faiss.IDSelectorBatch(ids), efSearch=hnsw.hnsw.efSearch))
+        for _ in range(6)]
     gc.collect()
     for future in futures:
         D, I = future.result(timeout=120)
