@@ -122,6 +122,27 @@ uint64_t run_query(
     return dis.ndis;
 }
 
+/// query_result: run_query into a result of its own (throws as it does).
+HNSWQueryResult query_result(
+        const HNSWTables::Table& t,
+        const float* x,
+        idx_t k,
+        const SearchParametersHNSW& params,
+        TrafficSink* sink) {
+    HNSWQueryResult result;
+    result.distances.resize(k);
+    result.labels.resize(k);
+    result.touched = run_query(
+            t,
+            x,
+            k,
+            params,
+            result.distances.data(),
+            result.labels.data(),
+            sink);
+    return result;
+}
+
 /// resolve_params: the parameters a query passes to HNSW::search (see
 /// "efSearch" in HNSWTables.h).
 SearchParametersHNSW resolve_params(
@@ -313,16 +334,7 @@ void run_async(
                 HNSWQueryResult result;
                 std::exception_ptr error;
                 try {
-                    result.distances.resize(k);
-                    result.labels.resize(k);
-                    result.touched = run_query(
-                            *t,
-                            query.data(),
-                            k,
-                            p,
-                            result.distances.data(),
-                            result.labels.data(),
-                            sink);
+                    result = query_result(*t, query.data(), k, p, sink);
                 } catch (...) {
                     error = std::current_exception();
                     result = HNSWQueryResult();
@@ -598,19 +610,9 @@ std::future<HNSWQueryResult> HNSWTables::search_async(
         // on it, and on a pool whose other workers are busy (or that has
         // one) nobody would run the query: the worker runs it itself, and
         // the future is ready (issue 28, 5).
-        HNSWQueryResult result;
-        result.distances.resize(k);
-        result.labels.resize(k);
         try {
-            result.touched = run_query(
-                    *t,
-                    query.data(),
-                    k,
-                    p,
-                    result.distances.data(),
-                    result.labels.data(),
-                    traffic_sink);
-            promise.set_value(std::move(result));
+            promise.set_value(
+                    query_result(*t, query.data(), k, p, traffic_sink));
         } catch (...) {
             promise.set_exception(std::current_exception());
         }
