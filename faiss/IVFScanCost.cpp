@@ -2,6 +2,7 @@
 
 #include <faiss/ccd_scheduler/Mapping.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -66,7 +67,51 @@ void move(
     slot.store(pack(table_id, float(next)), std::memory_order_relaxed);
 }
 
+/// Term slots, per table slot: set_query, set_list, merge (BatchShape.h's
+/// ScanTerms), and list-major's whole cost per code.
+enum Term { kSetQuery, kSetList, kMerge, kCodeListMajor, kTerms };
+std::atomic<uint64_t> term_slots[kSlots][kTerms];
+
+void note_term(size_t i, Term t, uint32_t table_id, double ns, double count) {
+    // At least 0.01 ns: a measured term is never read back as "never
+    // measured" (known() takes 0 for that), however cheap.
+    if (count > 0 && ns >= 0) {
+        move(term_slots[i][t], table_id, std::max(0.01, ns / count), kWeight);
+    }
+}
+
 } // namespace
+
+ScanTerms scan_terms(uint32_t table_id, size_t code_size) {
+    const size_t i = slot_index(table_id);
+    ScanTerms t;
+    t.set_query_ns = known(term_slots[i][kSetQuery], table_id);
+    t.set_list_ns = known(term_slots[i][kSetList], table_id);
+    t.merge_ns = known(term_slots[i][kMerge], table_id);
+    t.code_ns = scan_ns_per_code(table_id, code_size);
+    // List-major's measure is compared with query-major's measure only,
+    // never with the first guess: before query-major ran, the prior
+    // prices list-major (BatchShape.h).
+    t.code_list_major_ns = known(slots[i], table_id) > 0
+            ? known(term_slots[i][kCodeListMajor], table_id)
+            : 0;
+    return t;
+}
+
+bool has_setup_terms(uint32_t table_id) {
+    return known(term_slots[slot_index(table_id)][kSetQuery], table_id) > 0;
+}
+
+void note_scan_terms(uint32_t table_id, const TermSample& s) {
+    const size_t i = slot_index(table_id);
+    note_term(i, kSetQuery, table_id, s.set_query_ns, s.set_queries);
+    note_term(i, kSetList, table_id, s.set_list_ns, s.set_lists);
+    note_term(i, kMerge, table_id, s.merge_ns, s.merges);
+}
+
+double list_major_scan_ns_per_code(uint32_t table_id) {
+    return known(term_slots[slot_index(table_id)][kCodeListMajor], table_id);
+}
 
 double scan_ns_per_code(uint32_t table_id, size_t code_size) {
     const double ns = known(slots[slot_index(table_id)], table_id);
@@ -88,6 +133,10 @@ void note_scan_cost(
     }
     const size_t i = slot_index(table_id);
     const double sample = ns / codes;
+    if (shape == ScanShape::list_major) {
+        note_term(i, kCodeListMajor, table_id, ns, codes);
+        return;
+    }
     if (shape == ScanShape::split) {
         move(split_slots[i], table_id, sample, kWeight);
         return;

@@ -22,6 +22,8 @@
 
 #pragma once
 
+#include <faiss/BatchShape.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -35,12 +37,18 @@ constexpr double kInitialNsPerCodeByte = 0.05;
 ///   alone  the caller scanned everything;
 ///   split  one query's (or a few queries') scans shared scan by scan,
 ///          every participant merging into the same heaps;
-///   other  whole queries or list-major units per participant.
-enum class ScanShape { alone, split, other };
+///   other  whole queries per participant (query-major, shared);
+///   list_major  list-major units, alone or shared (their own estimate:
+///          BatchShape prices list-major with it once measured).
+enum class ScanShape { alone, split, other, list_major };
 
 /// scan_ns_per_code: the estimate for `table_id`, whose codes are
 /// `code_size` bytes: what alone and `other` calls measured.
 double scan_ns_per_code(uint32_t table_id, size_t code_size);
+
+/// list_major_scan_ns_per_code: what list-major calls of `table_id`
+/// measured per code (set-ups and merges included), or 0 before any.
+double list_major_scan_ns_per_code(uint32_t table_id);
 
 /// split_scan_ns_per_code: the estimate of the same scans shared scan by
 /// scan (all participants' time per code, so lock waits on the shared
@@ -60,10 +68,39 @@ void note_scan_cost(
         double codes,
         ScanShape shape = ScanShape::other);
 
+/// TermSample: what one participant's timed items took (one item in
+/// kTermSampleEvery is timed part by part; BatchShape.h's terms).
+struct TermSample {
+    double set_query_ns = 0, set_queries = 0;
+    double set_list_ns = 0, set_lists = 0;
+    double merge_ns = 0, merges = 0; ///< merges: timed items
+};
+
+/// kTermSampleEvery: a participant times one item in this many (and its
+/// first), so that the clock's cost (tens of ns a read) stays off small
+/// lists' scans.
+constexpr unsigned kTermSampleEvery = 16;
+
+/// scan_terms: the measured terms of `table_id` for BatchShape: code_ns
+/// is scan_ns_per_code, code_list_major_ns list_major_scan_ns_per_code
+/// once query-major was measured too, else 0 (whole units timed: every
+/// cost of the shape included); set-up and merge
+/// terms are 0 before any measure of theirs. Those are measured on a table's first call (the caller times
+/// its first queries' set-up before planning), then kept fresh by every
+/// call's timed items (moving averages, as scan_ns_per_code).
+ScanTerms scan_terms(uint32_t table_id, size_t code_size);
+
+/// has_setup_terms: whether `table_id`'s set-up costs were measured.
+bool has_setup_terms(uint32_t table_id);
+
+/// note_scan_terms: a participant's sample.
+void note_scan_terms(uint32_t table_id, const TermSample& sample);
+
 /// IVFSearchCCDStats: counters of the CCD mode's searches.
 struct IVFSearchCCDStats {
     size_t calls = 0;              ///< search / range_search scan phases
     size_t inline_calls = 0;       ///< ...that ran in the caller alone
+    size_t list_major_calls = 0;   ///< ...that scanned list-major
     size_t units = 0;              ///< scan units (list chunk x queries)
     size_t units_by_caller = 0;    ///< ...run in the calling thread
     size_t helpers = 0;            ///< helper tasks submitted

@@ -1,5 +1,6 @@
 #include <faiss/IVFSearchCCD.h>
 
+#include <faiss/BatchShape.h>
 #include <faiss/ForkSafety.h>
 #include <faiss/IVFScanCost.h>
 #include <faiss/ccd_scheduler/Clock.h>
@@ -27,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace faiss {
@@ -79,17 +81,10 @@ std::mutex& stats_mutex() {
 
 // ------------------------------------------------------------ one call
 
-// The automatic choice of list-major (list_major_min_batch = -1): from 64
-// queries, when the probed lists average at least 16 KB. List-major saves
-// each list's trip into cache for every query after the first; a list
-// smaller than this stays in L1/L2 between a query's neighbours anyway, and
-// list-major then only adds a merge per (list, query) into heaps the
-// participants share. Measured ends (this machine, k = 100): lists of
-// 2.5 KB, a batch of 64 list-major 0.38x stock's mode 0; lists of 256 KB,
-// batches of 64-4096 list-major 1.5-1.9x. The 16 KB between them is a
-// first choice, not tuned.
+// The automatic choice of list-major (list_major_min_batch = -1) is
+// priced (BatchShape.h), from 64 queries: below that a list's queries are
+// too few to pay list-major's per-item set_query back.
 constexpr idx_t kAutoListMajorMinBatch = 64;
-constexpr double kListMajorMinListBytes = 16384;
 
 /// QueryLock: guards one query's heap while a task merges into it (k
 /// elements). Tasks of one query rarely finish at the same instant, so the
@@ -294,13 +289,13 @@ struct ScanCall {
     /// among participants that all merge into its heap). It runs alone
     /// too unless half the split estimate plus a hand-off beats the alone
     /// one: the least a split can do is halve the work between two.
-    bool runs_alone(double codes, int others, bool split) const {
+    bool runs_alone(double codes, int others, bool split, bool list_major)
+            const {
         if (shape.helpers >= 0) {
             return shape.helpers == 0;
         }
         const Pool& pool = runtime->pool();
-        const double alone_ns =
-                codes * scan_ns_per_code(table_id, ivf.code_size);
+        const double alone_ns = codes * ns_per_code(list_major);
         const double handoff_ns = pool.handoff_ns();
         if (!helpers_may_pay(
                     alone_ns,
@@ -313,6 +308,14 @@ struct ScanCall {
                 codes * split_scan_ns_per_code(table_id, ivf.code_size) / 2 +
                         handoff_ns >=
                 alone_ns;
+    }
+
+    /// ns_per_code: the measured scan cost per code of this index in the
+    /// given order (list-major's own once measured).
+    double ns_per_code(bool list_major) const {
+        const double lm =
+                list_major ? list_major_scan_ns_per_code(table_id) : 0;
+        return lm > 0 ? lm : scan_ns_per_code(table_id, ivf.code_size);
     }
 
     /// probed_codes: the codes of the batch's probed lists, each counted
@@ -329,16 +332,22 @@ struct ScanCall {
 
     /// list_major: whether a k-NN batch of n queries over `codes` probed
     /// codes is scanned list-major: from list_major_min_batch queries when
-    /// the call sets it, else (-1) from kAutoListMajorMinBatch queries whose
-    /// probed lists average at least kListMajorMinListBytes.
+    /// the call sets it, else (-1) from kAutoListMajorMinBatch queries when
+    /// BatchShape prices list-major below query-major with this index's
+    /// measured terms.
     bool list_major(idx_t n, double codes) const {
         if (shape.list_major_min_batch >= 0) {
             return n >= shape.list_major_min_batch;
         }
-        const double probes = double(n) * double(nprobe);
-        return n >= kAutoListMajorMinBatch && probes > 0 &&
-                codes * double(ivf.code_size) / probes >=
-                kListMajorMinListBytes;
+        if (n < kAutoListMajorMinBatch) {
+            return false;
+        }
+        BatchCounts b;
+        b.queries = double(n);
+        b.items = double(n) * double(nprobe);
+        b.codes = codes;
+        b.code_size = double(ivf.code_size);
+        return prefer_list_major(scan_terms(table_id, ivf.code_size), b);
     }
 
     /// add_stats: the call's counters into `stats` (may be null).
@@ -387,7 +396,8 @@ struct ScanPlan {
               alone(call.runs_alone(
                       codes,
                       scope.others(),
-                      !list_major && n <= call.runtime->pool().num_workers())),
+                      !list_major && n <= call.runtime->pool().num_workers(),
+                      list_major)),
               by_query(
                       !alone && !list_major &&
                       n > call.runtime->pool().num_workers()) {}
@@ -397,9 +407,11 @@ struct ScanPlan {
     }
     /// cost_shape: the shape this call's measured cost is an estimate of.
     ScanShape cost_shape() const {
+        if (list_major) {
+            return ScanShape::list_major;
+        }
         return alone ? ScanShape::alone
-                     : (by_query || list_major ? ScanShape::other
-                                               : ScanShape::split);
+                     : (by_query ? ScanShape::other : ScanShape::split);
     }
 };
 
@@ -429,18 +441,36 @@ struct ScanShare final : RunnerFactory {
     mutable std::atomic<size_t> scanned{0};
 
     /// Runner: one participant's scanner state; its measurements join the
-    /// call's when it dies (before its last unit is reported done).
+    /// call's, and its traffic goes to the sink, when it dies (before its
+    /// last unit is reported done).
+    ///
+    /// Traffic is summed per list over the participant's units and
+    /// recorded once per list: a by-query batch of 131,072 items recorded
+    /// one record per item, which the Monitor's buffers held until its
+    /// next tick (2 MB a slice, issue 28's memory).
     struct Runner final : UnitRunner {
         const ScanShare& share;
         typename Body::Local local;
         int64_t ns = 0;
         size_t codes = 0;
+        std::unordered_map<idx_t, size_t> traffic; ///< list -> codes
 
         explicit Runner(const ScanShare& s) : share(s), local(s.body) {}
         ~Runner() override {
             share.body.finish(local);
             share.scan_ns.fetch_add(ns, std::memory_order_relaxed);
             share.scanned.fetch_add(codes, std::memory_order_relaxed);
+            if (TrafficSink* sink = share.call.sink) {
+                const size_t bytes_per_code =
+                        share.call.ivf.code_size + sizeof(idx_t);
+                for (const auto& [list_no, n] : traffic) {
+                    sink->record(
+                            make_mapping_id(
+                                    share.call.table_id, uint32_t(list_no)),
+                            n,
+                            n * bytes_per_code);
+                }
+            }
         }
         void run(int64_t u) override {
             const ScanUnit& unit = share.units[u];
@@ -450,29 +480,18 @@ struct ScanShare final : RunnerFactory {
             }
             ns += steady_now_ns() - t0;
             codes += unit.codes;
-            if (TrafficSink* sink = share.call.sink) {
-                record_traffic(*sink, unit);
+            if (share.call.sink != nullptr) {
+                count_traffic(unit);
             }
         }
 
-        /// record_traffic: the unit's codes per list, to the list's id. A
-        /// by-query unit spans several lists (of one CCD): each gets its
-        /// own codes, not the unit's first list all of them.
-        void record_traffic(TrafficSink& sink, const ScanUnit& unit) const {
-            const size_t bytes_per_code =
-                    share.call.ivf.code_size + sizeof(idx_t);
-            for (size_t b = unit.first; b < unit.last;) {
-                const idx_t list_no = share.items[b].list_no;
-                size_t n = 0, e = b;
-                for (; e < unit.last && share.items[e].list_no == list_no;
-                     e++) {
-                    n += share.items[e].end - share.items[e].begin;
-                }
-                sink.record(
-                        make_mapping_id(share.call.table_id, uint32_t(list_no)),
-                        n,
-                        n * bytes_per_code);
-                b = e;
+        /// count_traffic: the unit's codes per list. A by-query unit spans
+        /// several lists (of one CCD): each gets its own codes, not the
+        /// unit's first list all of them.
+        void count_traffic(const ScanUnit& unit) {
+            for (size_t i = unit.first; i < unit.last; i++) {
+                traffic[share.items[i].list_no] +=
+                        share.items[i].end - share.items[i].begin;
             }
         }
     };
@@ -573,14 +592,14 @@ struct ScanShare final : RunnerFactory {
         return in;
     }
 
-    /// run: plan and run the share; `others`: other callers of the pool.
+    /// run: plan and run the share; `others`: other callers of the pool;
+    /// `list_major`: the batch's order (counted in the stats).
     /// Alone, the caller runs every unit in order, without a WorkShare;
     /// otherwise the units are grouped by CCD (group() above) and the
     /// helpers planned from the measured costs.
-    void run(bool alone, int others, ScanShape shape) {
+    void run(bool alone, int others, ScanShape shape, bool list_major) {
         Pool& pool = call.runtime->pool();
-        const double ns_per_code =
-                scan_ns_per_code(call.table_id, call.ivf.code_size);
+        const double ns_per_code = call.ns_per_code(list_major);
         std::vector<ShareGroup> groups;
         int caller_first = 0;
         double estimated_ns = 0;
@@ -632,6 +651,7 @@ struct ScanShare final : RunnerFactory {
         IVFSearchCCDStats& s = ivf_ccd_stats;
         s.calls++;
         s.inline_calls += st.helpers_submitted == 0;
+        s.list_major_calls += list_major;
         s.units += size_t(st.units);
         s.units_by_caller += size_t(st.units_by_caller);
         s.helpers += size_t(st.helpers_submitted);
@@ -665,7 +685,11 @@ void run_scans(
     try {
         ScanShare<Body> share(call, body, items);
         share.cut(max_items, plan.by_query);
-        share.run(plan.alone, plan.scope.others(), plan.cost_shape());
+        share.run(
+                plan.alone,
+                plan.scope.others(),
+                plan.cost_shape(),
+                plan.list_major);
     } catch (const std::exception& e) {
         // As IndexIVF::search_preassigned reports a scan's error.
         FAISS_THROW_FMT(
@@ -702,24 +726,51 @@ struct KnnScan {
         /// seed and at most that many slots needs no refill.
         idx_t clean = 0;
         float seed = 0;
+        /// One item in kTermSampleEvery is timed part by part.
+        unsigned tick = 0;
+        TermSample sample;
         explicit Local(const KnnScan& b)
                 : scanner(b.call.scanner()), dis(b.k), ids(b.k) {}
     };
 
     void finish(Local& local) const {
         nheap->fetch_add(local.updates, std::memory_order_relaxed);
+        note_scan_terms(call.table_id, local.sample);
     }
+
+    /// Lap: the timer of a sampled item; a lap of an unsampled one is 0.
+    struct Lap {
+        bool on;
+        int64_t last;
+        explicit Lap(bool timed) : on(timed), last(timed ? steady_now_ns() : 0) {}
+        double operator()() {
+            if (!on) {
+                return 0;
+            }
+            const int64_t now = steady_now_ns();
+            const int64_t ns = now - last;
+            last = now;
+            return double(ns);
+        }
+    };
 
     void scan(Local& local, const ScanItem& item) const {
         const InvertedLists* il = call.ivf.invlists;
         InvertedListScanner& scanner = *local.scanner;
+        TermSample& sample = local.sample;
+        const bool timed = local.tick++ % kTermSampleEvery == 0;
+        Lap lap(timed);
         if (local.q != item.q) {
             scanner.set_query(x + item.q * call.ivf.d);
             local.q = item.q;
+            sample.set_query_ns += lap();
+            sample.set_queries += timed;
         }
         scanner.set_list(
                 item.list_no,
                 coarse_dis[item.q * call.nprobe + item.p]);
+        sample.set_list_ns += lap();
+        sample.set_lists += timed;
         InvertedLists::ScopedCodes codes(il, item.list_no);
         InvertedLists::ScopedIds ids(il, item.list_no);
         float* local_dis = local.dis.data();
@@ -761,6 +812,8 @@ struct KnnScan {
             std::fill(local_dis, local_dis + m, seed);
             std::fill(local_ids, local_ids + m, idx_t(-1));
         }
+        sample.merge_ns += lap();
+        sample.merges += timed;
         const size_t updates = scanner.scan_codes(
                 ncodes,
                 codes.get() + item.begin * il->code_size,
@@ -769,6 +822,7 @@ struct KnnScan {
                 local_ids,
                 m);
         local.updates += updates;
+        lap(); // the scan itself: timed whole, with its unit
         // No update: the heap is as seeded and holds nothing to merge
         // (scan_codes counts every change it makes to the heap, as
         // IndexIVFStats::nheap_updates has it). Most late probes of a
@@ -780,15 +834,56 @@ struct KnnScan {
             return;
         }
         local.clean = 0;
-        std::lock_guard<QueryLock> guard(lock);
-        for (idx_t j = 0; j < m; j++) {
-            if (local_ids[j] != -1 &&
-                C::cmp2(dis[0], local_dis[j], lab[0], local_ids[j])) {
-                heap_replace_top<C>(k, dis, lab, local_dis[j], local_ids[j]);
+        {
+            std::lock_guard<QueryLock> guard(lock);
+            for (idx_t j = 0; j < m; j++) {
+                if (local_ids[j] != -1 &&
+                    C::cmp2(dis[0], local_dis[j], lab[0], local_ids[j])) {
+                    heap_replace_top<C>(
+                            k, dis, lab, local_dis[j], local_ids[j]);
+                }
+            }
+        }
+        sample.merge_ns += lap();
+    }
+};
+
+/// measure_setup: on a table's first call whose shape is priced (auto
+/// list-major, a batch large enough), the caller times set_query and
+/// set_list on up to kSetupProbes of the batch's queries before planning,
+/// so the first plan already counts them (BatchShape.h).
+constexpr idx_t kSetupProbes = 4;
+
+void measure_setup(
+        const ScanCall& call,
+        idx_t n,
+        const float* x,
+        const idx_t* keys,
+        const float* coarse_dis) {
+    if (call.shape.list_major_min_batch >= 0 || n < kAutoListMajorMinBatch ||
+        has_setup_terms(call.table_id)) {
+        return;
+    }
+    std::unique_ptr<InvertedListScanner> scanner = call.scanner();
+    TermSample sample;
+    for (idx_t q = 0; q < std::min(n, kSetupProbes); q++) {
+        int64_t t0 = steady_now_ns();
+        scanner->set_query(x + q * call.ivf.d);
+        int64_t t1 = steady_now_ns();
+        sample.set_query_ns += double(t1 - t0);
+        sample.set_queries++;
+        for (size_t p = 0; p < call.nprobe; p++) {
+            const idx_t list_no = keys[q * call.nprobe + p];
+            if (list_no >= 0 && list_no < idx_t(call.ivf.nlist)) {
+                scanner->set_list(list_no, coarse_dis[q * call.nprobe + p]);
+                sample.set_list_ns += double(steady_now_ns() - t1);
+                sample.set_lists++;
+                break;
             }
         }
     }
-};
+    note_scan_terms(call.table_id, sample);
+}
 
 /// knn_scan_slice: the k-NN scans of queries [0, n) of these arrays, as
 /// one plan.
@@ -810,6 +905,7 @@ void knn_scan_slice(
             heap_heapify<C>(k, distances + q * k, labels + q * k);
         }
     }
+    measure_setup(call, n, x, keys, coarse_dis);
     const ScanPlan plan(call, n, keys, /*knn=*/true);
     std::vector<ScanItem> items = call.items(n, keys, plan.split());
     std::unique_ptr<QueryLock[]> locks(new QueryLock[n]);

@@ -26,7 +26,8 @@
  * on the CCD whose L3 holds it:
  *   - query-major (small batches): one task per scan;
  *   - list-major (batches of at least list_major_min_batch queries; by
- *     default from 64 queries over lists of 16 KB and more): one task per
+ *     default from 64 queries when BatchShape.h prices it cheaper with the
+ *     index's measured costs, set_query calls included): one task per
  *     list chunk and group of up to 32 queries probing it, which scan it
  *     while its codes are in cache.
  * k-NN tasks scan into their own top-k heap, seeded with the query's
@@ -73,9 +74,10 @@ struct SearchParametersIVFCCD : SearchParametersIVF {
     double chunk_factor = 2.0;
     size_t min_chunk = 512;
     /// Batches of at least this many queries are scanned list-major; -1:
-    /// from 64 queries whose probed lists average at least 16 KB (smaller
-    /// lists stay in cache between queries, and list-major would only add
-    /// merges).
+    /// from 64 queries, when list-major is priced cheaper than query-major
+    /// (BatchShape.h: the index's measured cost per code of each shape,
+    /// and before list-major ever ran, the set_query calls it adds against
+    /// the cache it saves).
     Index::idx_t list_major_min_batch = -1;
     /// Pool workers that help the calling thread scan, per CCD holding
     /// probed lists: -1 = as many as the measured costs pay for

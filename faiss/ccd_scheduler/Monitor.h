@@ -171,6 +171,8 @@ class Monitor final : public TrafficSink {
     std::shared_ptr<const Clock> clock_;
     /// Buffers for threads that are not workers, picked by thread.
     static constexpr int kOutsideBuffers = 16;
+    /// A drained buffer keeps at most this many records' room (1 MB).
+    static constexpr size_t kKeepRecords = 65536;
     std::vector<std::unique_ptr<Buffer>> buffers_; ///< per worker, + outsiders
 
     mutable std::mutex mutex_; ///< guards everything below

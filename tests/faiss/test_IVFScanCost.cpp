@@ -95,3 +95,55 @@ TEST(IVFScanCost, DearSplitRunsAloneCheapSplitShares) {
 }
 
 } // namespace
+
+namespace {
+
+constexpr uint32_t kTableTerms = 0x5c1e;
+
+TEST(IVFScanCost, ListMajorHasItsOwnEstimate) {
+    EXPECT_EQ(list_major_scan_ns_per_code(kTableTerms), 0.0);
+    note_scan_cost(kTableTerms, 3000, 1000, ScanShape::other); // 3 ns
+    note_scan_cost(kTableTerms, 9000, 1000, ScanShape::list_major); // 9 ns
+    EXPECT_FLOAT_EQ(float(scan_ns_per_code(kTableTerms, 16)), 3.0f);
+    EXPECT_FLOAT_EQ(float(list_major_scan_ns_per_code(kTableTerms)), 9.0f);
+    const ScanTerms t = scan_terms(kTableTerms, 16);
+    EXPECT_FLOAT_EQ(float(t.code_ns), 3.0f);
+    EXPECT_FLOAT_EQ(float(t.code_list_major_ns), 9.0f);
+}
+
+TEST(IVFScanCost, ListMajorIsComparedOnlyWithAMeasure) {
+    // List-major measured, query-major still the first guess: the terms
+    // leave list-major to the prior rather than weigh a measure against
+    // a guess.
+    constexpr uint32_t table = kTableTerms + 2;
+    note_scan_cost(table, 9000, 1000, ScanShape::list_major);
+    EXPECT_FLOAT_EQ(float(list_major_scan_ns_per_code(table)), 9.0f);
+    EXPECT_EQ(scan_terms(table, 16).code_list_major_ns, 0.0);
+    note_scan_cost(table, 3000, 1000, ScanShape::alone);
+    EXPECT_FLOAT_EQ(float(scan_terms(table, 16).code_list_major_ns), 9.0f);
+}
+
+TEST(IVFScanCost, SetupTermsAreMovingAverages) {
+    constexpr uint32_t table = kTableTerms + 1;
+    EXPECT_FALSE(has_setup_terms(table));
+    TermSample s;
+    s.set_query_ns = 8000; // 4 calls of 2,000 ns
+    s.set_queries = 4;
+    s.set_list_ns = 300;
+    s.set_lists = 3;
+    note_scan_terms(table, s);
+    EXPECT_TRUE(has_setup_terms(table));
+    ScanTerms t = scan_terms(table, 16);
+    EXPECT_FLOAT_EQ(float(t.set_query_ns), 2000.0f);
+    EXPECT_FLOAT_EQ(float(t.set_list_ns), 100.0f);
+    EXPECT_EQ(t.merge_ns, 0.0); // never sampled
+    TermSample next;
+    next.set_query_ns = 6000; // 6,000 ns: a quarter of the way there
+    next.set_queries = 1;
+    note_scan_terms(table, next);
+    t = scan_terms(table, 16);
+    EXPECT_FLOAT_EQ(float(t.set_query_ns), 3000.0f);
+    EXPECT_FLOAT_EQ(float(t.set_list_ns), 100.0f); // no new sample
+}
+
+} // namespace

@@ -67,3 +67,27 @@ def test_parallel_mode_contenders_switch_as_a_user_does():
         assert index.parallel_mode == mode
         assert faiss.omp_get_max_threads() == c.threads
     assert bench_parallel_mode.Contender("faiss-omp1").threads == 1
+
+
+import bench_batch_matrix  # noqa: E402
+
+
+@pytest.mark.parametrize("argv", [
+    ["--rounds", "0"], ["--batch", "0"], ["--batch", "5000"],
+    ["--clients", "0"],
+])
+def test_batch_matrix_refuses(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_batch_matrix.parse_args(argv)
+    assert e.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_batch_matrix_covers_every_ivf_family():
+    """Flat, the SQ family, PQ with and without precomputed tables and
+    residuals, fast-scan, refine and IVFPQR."""
+    labels = [t[0] for t in bench_batch_matrix.index_types(64)]
+    for family in ("Flat", "SQ4", "SQ6", "SQ8", "SQfp16", "PQ16 precomputed",
+                   "PQ16 no table", "PQ16 not residual", "PQ16x4fs",
+                   "PQ16+RFlat", "IVFPQR 16+16"):
+        assert family in labels

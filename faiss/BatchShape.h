@@ -1,0 +1,75 @@
+/**
+ * BatchShape: the order in which a CCD-mode k-NN batch scans its (query,
+ * list) items, priced from measured costs. Pure: no threads, clock or
+ * pool; the tests call it as the search does.
+ *
+ * Query-major runs a query's probes one after another: a participant
+ * calls set_query once per query. List-major runs a list's queries one
+ * after another: the list stays in cache for every query after the first,
+ * but a participant's scanner then changes query at every item, so it
+ * calls set_query once per item. For PQ that set-up (the query's distance
+ * tables) is a large part of the work, and a shape chosen on list sizes
+ * alone ran PQ batches 1.2-5x slower than FAISS's own loop (issue 29).
+ * The cheaper shape is taken:
+ *
+ *   query_major = codes * code_ns
+ *   list_major  = codes * code_list_major_ns              (measured)
+ *               | query_major + (items - queries) * set_query
+ *                 - codes * saved                          (before that)
+ *
+ * code_ns and code_list_major_ns are what whole units of each shape took
+ * per code on this index, so every cost of the shape is in them: set_query
+ * and set_list calls, scans, seeding and merging heaps, and the cache
+ * traffic between them, which no part timed alone shows. Before
+ * list-major ever ran on an index, its price is query-major's plus the
+ * set_query calls it adds, less what reading each code from cache instead
+ * of memory saves: nothing when the probed lists average less than
+ * kListReuseMinBytes (they stay in L1/L2 between a query's neighbours
+ * anyway: lists of 2.5 KB ran a batch of 64 list-major at 0.38x FAISS's
+ * mode 0), else kReuseSavedNsPerByte per byte of code, at most
+ * kReuseMaxSaving of code_ns. Flat codes (memory-bound, 256 bytes at d 64)
+ * save about 40% that way (lists of 50 KB measured 1.2x faster list-major
+ * here, of 256 KB 1.5-1.9x); PQ codes (16 bytes, their cost in table
+ * look-ups) save a few percent, which the extra set_query calls
+ * outweigh. The constants are first choices, not tuned.
+ *
+ * Thread contract: pure functions, any thread.
+ */
+
+#pragma once
+
+#include <cstddef>
+
+namespace faiss {
+namespace ccd {
+
+constexpr double kListReuseMinBytes = 16384;
+constexpr double kReuseSavedNsPerByte = 0.025; ///< about 1 / (40 GB/s)
+constexpr double kReuseMaxSaving = 0.4;
+
+/// ScanTerms: one index's measured costs, in nanoseconds.
+struct ScanTerms {
+    double set_query_ns = 0; ///< per InvertedListScanner::set_query
+    double set_list_ns = 0;  ///< per set_list (with PQ's per-list term)
+    double merge_ns = 0;     ///< per item: seeding its heap and merging it
+    double code_ns = 0;      ///< per code, query-major, all its costs in
+    double code_list_major_ns = 0; ///< the same list-major; 0: never ran
+};
+
+/// BatchCounts: the batch being planned.
+struct BatchCounts {
+    double queries = 0;
+    double items = 0;     ///< (query, list) scans
+    double codes = 0;     ///< codes of the probed lists
+    double code_size = 0; ///< bytes per code
+};
+
+/// query_major_ns, list_major_ns: the batch's scan time on one core.
+double query_major_ns(const ScanTerms& t, const BatchCounts& b);
+double list_major_ns(const ScanTerms& t, const BatchCounts& b);
+
+/// prefer_list_major: whether list-major is the cheaper shape.
+bool prefer_list_major(const ScanTerms& t, const BatchCounts& b);
+
+} // namespace ccd
+} // namespace faiss
