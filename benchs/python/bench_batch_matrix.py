@@ -40,10 +40,10 @@ Contender = collections.namedtuple("Contender", "name")
 def index_types(nlist):
     """(label, factory key, set-up after training): every IVF family."""
     def no_precomputed(index):
-        faiss.extract_index_ivf(index).use_precomputed_table = -1
+        ivf_of(index).use_precomputed_table = -1
 
     def flat_codes(index):
-        faiss.extract_index_ivf(index).by_residual = False
+        ivf_of(index).by_residual = False
     return [
         ("Flat", f"IVF{nlist},Flat", None),
         ("SQ4", f"IVF{nlist},SQ4", None),
@@ -60,8 +60,16 @@ def index_types(nlist):
     ]
 
 
+def ivf_of(index):
+    """The IVF index inside (IndexRefine's base too, which FAISS 1.7.3's
+    extract_index_ivf does not open)."""
+    if isinstance(index, faiss.IndexRefine):
+        index = index.base_index
+    return faiss.extract_index_ivf(index)
+
+
 def set_mode(index, contender):
-    ivf = faiss.extract_index_ivf(index)
+    ivf = ivf_of(index)
     ivf.parallel_mode = faiss.PARALLEL_MODE_CCD if contender == "ccd" else \
         (1 if contender == "pm1" else 0)
 
@@ -115,7 +123,7 @@ def measure(args):
             setup(index)
         index.add(xb)
         for nprobe in args.nprobe:
-            faiss.extract_index_ivf(index).nprobe = nprobe
+            ivf_of(index).nprobe = nprobe
             agree[f"{label} nprobe {nprobe}"] = agreement(index, xq, args.k)
             for batch in args.batch:
                 for clients in args.clients:
@@ -136,7 +144,7 @@ def measure(args):
                     print(f"{label:18s} np {nprobe:3d} b {batch:5d} "
                           f"c {clients} best {best:8s} "
                           f"speed {cells[-1]['speed']:.2f}x", flush=True)
-        faiss.extract_index_ivf(index).parallel_mode = 0
+        ivf_of(index).parallel_mode = 0
     return ds, cells, agree
 
 
