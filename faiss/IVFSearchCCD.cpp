@@ -487,11 +487,18 @@ struct ScanShare final : RunnerFactory {
 
         /// count_traffic: the unit's codes per list. A by-query unit spans
         /// several lists (of one CCD): each gets its own codes, not the
-        /// unit's first list all of them.
+        /// unit's first list all of them. One map update per run of items
+        /// of the same list (a list-major unit is one run).
         void count_traffic(const ScanUnit& unit) {
-            for (size_t i = unit.first; i < unit.last; i++) {
-                traffic[share.items[i].list_no] +=
-                        share.items[i].end - share.items[i].begin;
+            for (size_t b = unit.first; b < unit.last;) {
+                const idx_t list_no = share.items[b].list_no;
+                size_t n = 0, e = b;
+                for (; e < unit.last && share.items[e].list_no == list_no;
+                     e++) {
+                    n += share.items[e].end - share.items[e].begin;
+                }
+                traffic[list_no] += n;
+                b = e;
             }
         }
     };
