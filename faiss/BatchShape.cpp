@@ -13,12 +13,12 @@ double list_major_ns(const ScanTerms& t, const BatchCounts& b) {
     if (t.code_list_major_ns > 0) {
         return b.codes * t.code_list_major_ns;
     }
-    const double list_bytes =
-            b.items > 0 ? b.codes * b.code_size / b.items : 0;
+    const double list_bytes = b.items > 0 ? b.codes * b.code_size / b.items : 0;
     const double saved = list_bytes < kListReuseMinBytes
             ? 0
-            : std::min(kReuseMaxSaving * t.code_ns,
-                       kReuseSavedNsPerByte * b.code_size);
+            : std::min(
+                      kReuseMaxSaving * t.code_ns,
+                      kReuseSavedNsPerByte * b.code_size);
     return query_major_ns(t, b) +
             std::max(0.0, b.items - b.queries) * t.set_query_ns -
             b.codes * saved;

@@ -85,9 +85,10 @@ constexpr unsigned kTermSampleEvery = 16;
 /// is scan_ns_per_code, code_list_major_ns list_major_scan_ns_per_code
 /// once query-major was measured too, else 0 (whole units timed: every
 /// cost of the shape included); set-up and merge
-/// terms are 0 before any measure of theirs. Those are measured on a table's first call (the caller times
-/// its first queries' set-up before planning), then kept fresh by every
-/// call's timed items (moving averages, as scan_ns_per_code).
+/// terms are 0 before any measure of theirs. Those are measured on a table's
+/// first call (the caller times its first queries' set-up before planning),
+/// then kept fresh by every call's timed items (moving averages, as
+/// scan_ns_per_code).
 ScanTerms scan_terms(uint32_t table_id, size_t code_size);
 
 /// has_setup_terms: whether `table_id`'s set-up costs were measured.

@@ -466,7 +466,8 @@ struct ScanShare final : RunnerFactory {
                 for (const auto& [list_no, n] : traffic) {
                     sink->record(
                             make_mapping_id(
-                                    share.call.table_id, uint32_t(list_no)),
+                                    share.call.table_id,
+                                    uint32_t(list_no)),
                             n,
                             n * bytes_per_code);
                 }
@@ -749,7 +750,8 @@ struct KnnScan {
     struct Lap {
         bool on;
         int64_t last;
-        explicit Lap(bool timed) : on(timed), last(timed ? steady_now_ns() : 0) {}
+        explicit Lap(bool timed)
+                : on(timed), last(timed ? steady_now_ns() : 0) {}
         double operator()() {
             if (!on) {
                 return 0;
@@ -847,7 +849,11 @@ struct KnnScan {
                 if (local_ids[j] != -1 &&
                     C::cmp2(dis[0], local_dis[j], lab[0], local_ids[j])) {
                     heap_replace_top<C>(
-                            k, dis, lab, local_dis[j], local_ids[j]);
+                            k,
+                            dis,
+                            lab,
+                            local_dis[j],
+                            local_ids[j]);
                 }
             }
         }

@@ -102,7 +102,7 @@ constexpr uint32_t kTableTerms = 0x5c1e;
 
 TEST(IVFScanCost, ListMajorHasItsOwnEstimate) {
     EXPECT_EQ(list_major_scan_ns_per_code(kTableTerms), 0.0);
-    note_scan_cost(kTableTerms, 3000, 1000, ScanShape::other); // 3 ns
+    note_scan_cost(kTableTerms, 3000, 1000, ScanShape::other);      // 3 ns
     note_scan_cost(kTableTerms, 9000, 1000, ScanShape::list_major); // 9 ns
     EXPECT_FLOAT_EQ(float(scan_ns_per_code(kTableTerms, 16)), 3.0f);
     EXPECT_FLOAT_EQ(float(list_major_scan_ns_per_code(kTableTerms)), 9.0f);
