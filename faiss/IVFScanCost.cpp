@@ -68,8 +68,9 @@ void move(
 }
 
 /// Term slots, per table slot: set_query, set_list, merge (BatchShape.h's
-/// ScanTerms), and list-major's whole cost per code.
-enum Term { kSetQuery, kSetList, kMerge, kCodeListMajor, kTerms };
+/// ScanTerms), list-major's whole cost per code, and the quantizer's cost
+/// per query.
+enum Term { kSetQuery, kSetList, kMerge, kCodeListMajor, kCoarse, kTerms };
 std::atomic<uint64_t> term_slots[kSlots][kTerms];
 
 void note_term(size_t i, Term t, uint32_t table_id, double ns, double count) {
@@ -107,6 +108,14 @@ void note_scan_terms(uint32_t table_id, const TermSample& s) {
     note_term(i, kSetQuery, table_id, s.set_query_ns, s.set_queries);
     note_term(i, kSetList, table_id, s.set_list_ns, s.set_lists);
     note_term(i, kMerge, table_id, s.merge_ns, s.merges);
+}
+
+double coarse_ns_per_query(uint32_t table_id) {
+    return known(term_slots[slot_index(table_id)][kCoarse], table_id);
+}
+
+void note_coarse_cost(uint32_t table_id, double ns, double queries) {
+    note_term(slot_index(table_id), kCoarse, table_id, ns, queries);
 }
 
 double list_major_scan_ns_per_code(uint32_t table_id) {

@@ -91,6 +91,13 @@ constexpr unsigned kTermSampleEvery = 16;
 /// scan_ns_per_code).
 ScanTerms scan_terms(uint32_t table_id, size_t code_size);
 
+/// coarse_ns_per_query: what `table_id`'s quantizer took per query (all
+/// slices' time), or 0 before its first CCD-mode call.
+double coarse_ns_per_query(uint32_t table_id);
+
+/// note_coarse_cost: `queries` queries of `table_id` took `ns` to quantize.
+void note_coarse_cost(uint32_t table_id, double ns, double queries);
+
 /// has_setup_terms: whether `table_id`'s set-up costs were measured.
 bool has_setup_terms(uint32_t table_id);
 
@@ -108,6 +115,7 @@ struct IVFSearchCCDStats {
     size_t helpers_with_units = 0; ///< ...that scanned something
     double estimated_ms = 0;       ///< sum of the calls' estimated scan times
     double scan_ms = 0;            ///< sum of their measured scan times
+    size_t coarse_slices = 0;      ///< quantizer slices shared with helpers
 
     void reset();
 };

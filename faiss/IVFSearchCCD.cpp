@@ -3,6 +3,9 @@
 #include <faiss/BatchShape.h>
 #include <faiss/ForkSafety.h>
 #include <faiss/IVFScanCost.h>
+#include <faiss/IndexIVFFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/IndexScalarQuantizer.h>
 #include <faiss/ccd_scheduler/Clock.h>
 #include <faiss/ccd_scheduler/HeldAcrossForks.h>
 #include <faiss/ccd_scheduler/HelperPlan.h>
@@ -13,6 +16,7 @@
 #include <faiss/impl/IDSelector.h>
 #include <faiss/invlists/InvertedLists.h>
 #include <faiss/utils/Heap.h>
+#include <faiss/utils/distances.h>
 #include <faiss/utils/utils.h>
 
 #include <dlfcn.h>
@@ -1124,38 +1128,147 @@ void hold_blas_to_one_thread() {
     (void)done;
 }
 
-/// CoarseAssignment: the nprobe nearest lists of every query of a batch,
-/// from one quantizer call for the whole batch, in the calling thread with
-/// FAISS's OpenMP held to one thread, as IndexIVF::search does it in its
-/// modes other than 0. (Mode 0 quantizes one slice per OpenMP thread; the
-/// coarse distances of residual codecs such as IVFPQ then differ in their
-/// last bits from one slicing to another.)
+/// CoarseShare: a batch's quantizer call as a WorkShare of slices
+/// (BatchShape.h's coarse_cut); every participant quantizes its slices
+/// with FAISS's OpenMP held to one thread and adds the time they took to
+/// `ns`.
+struct CoarseShare final : RunnerFactory {
+    const IndexIVF& ivf;
+    idx_t n;
+    const float* x;
+    size_t nprobe;
+    const SearchParameters* quantizer_params;
+    float* dis;
+    idx_t* keys;
+    CoarseCut cut;
+    mutable std::atomic<int64_t> ns{0};
+
+    CoarseShare(
+            const IndexIVF& ivf,
+            idx_t n,
+            const float* x,
+            size_t nprobe,
+            const SearchParameters* quantizer_params,
+            float* dis,
+            idx_t* keys,
+            CoarseCut cut)
+            : ivf(ivf),
+              n(n),
+              x(x),
+              nprobe(nprobe),
+              quantizer_params(quantizer_params),
+              dis(dis),
+              keys(keys),
+              cut(cut) {}
+
+    struct Runner final : UnitRunner {
+        const CoarseShare& share;
+        OmpOneThread one; ///< this participant's thread, while it runs
+        explicit Runner(const CoarseShare& s) : share(s) {}
+        void run(int64_t slice) override {
+            const CoarseShare& s = share;
+            const idx_t i0 = s.cut.rows == 0 ? 0 : slice * s.cut.rows;
+            const idx_t i1 = s.cut.rows == 0 || slice + 1 == s.cut.slices
+                    ? s.n
+                    : i0 + s.cut.rows;
+            const int64_t t0 = steady_now_ns();
+            s.ivf.quantizer->search(
+                    i1 - i0,
+                    s.x + i0 * s.ivf.d,
+                    s.nprobe,
+                    s.dis + i0 * s.nprobe,
+                    s.keys + i0 * s.nprobe,
+                    s.quantizer_params);
+            s.ns.fetch_add(steady_now_ns() - t0, std::memory_order_relaxed);
+        }
+    };
+
+    std::unique_ptr<UnitRunner> make_runner() const override {
+        return std::unique_ptr<UnitRunner>(new Runner(*this));
+    }
+};
+
+/// may_cut_coarse: whether `ivf`'s coarse assignment may be cut in
+/// slices. A cut changes the last bits of the coarse distances (the BLAS
+/// kernels round a call by its size), and codecs that add the coarse
+/// distance to their own (IVFPQ by residual, SQ by residual with inner
+/// product, any index not known here) would carry them into the answer:
+/// theirs stays one call, as in modes 1-3 (mode 0's last bits change with
+/// its thread count). Where they are not carried, a cut could only move
+/// which list is probed between two lists whose centroids tie to the last
+/// bit. Decided by type, not learnt: a table id names an address, which a
+/// later index can reuse.
+bool may_cut_coarse(const IndexIVF& ivf) {
+    if (dynamic_cast<const IndexIVFFlat*>(&ivf) != nullptr) {
+        return true; // and IndexIVFFlatDedup: no coarse term
+    }
+    if (auto sq = dynamic_cast<const IndexIVFScalarQuantizer*>(&ivf)) {
+        return !sq->by_residual || sq->metric_type == METRIC_L2;
+    }
+    if (auto pq = dynamic_cast<const IndexIVFPQ*>(&ivf)) {
+        return !pq->by_residual; // and IndexIVFPQR
+    }
+    return false;
+}
+
+/// CoarseAssignment: the nprobe nearest lists of every query of a batch:
+/// one quantizer call in the calling thread, or, when the index allows a
+/// cut (may_cut_coarse) and the batch's measured quantizer time pays for
+/// hand-offs, slices of it on the pool (the caller takes slices too),
+/// FAISS's OpenMP held to one thread in each participant.
 struct CoarseAssignment {
     std::vector<idx_t> keys;
     std::vector<float> dis;
-    double ms = 0; ///< time the quantizer took
+    double ms = 0;  ///< time the quantizer took
+    int slices = 0; ///< slices shared with helpers (0: the caller alone)
 
     CoarseAssignment(
             const IndexIVF& ivf,
             idx_t n,
             const float* x,
-            const SearchParametersIVF* params) {
+            const SearchParametersIVF* params,
+            Pool& pool,
+            int other_callers) {
         const size_t nprobe = nprobe_of(ivf, params);
         keys.resize(n * nprobe);
         dis.resize(n * nprobe);
         hold_blas_to_one_thread();
+        const uint32_t table_id = table_id_of(ivf);
+        const CoarseCut cut = coarse_cut(
+                long(n),
+                n >= 2 * kCoarseAlign && may_cut_coarse(ivf)
+                        ? coarse_ns_per_query(table_id)
+                        : 0,
+                pool.handoff_ns(),
+                std::max(1, pool.num_workers() / (1 + other_callers)),
+                long(distance_compute_blas_threshold));
+        CoarseShare share(
+                ivf,
+                n,
+                x,
+                nprobe,
+                params ? params->quantizer_params : nullptr,
+                dis.data(),
+                keys.data(),
+                cut);
+        slices = cut.helpers > 0 ? cut.slices : 0;
         const double t0 = getmillisecs();
-        {
-            OmpOneThread one;
-            ivf.quantizer->search(
-                    n,
-                    x,
-                    nprobe,
-                    dis.data(),
-                    keys.data(),
-                    params ? params->quantizer_params : nullptr);
+        if (cut.helpers == 0) {
+            CoarseShare::Runner runner(share);
+            for (int s = 0; s < cut.slices; s++) {
+                runner.run(s);
+            }
+        } else {
+            std::vector<ShareGroup> groups(1);
+            groups[0].end = cut.slices;
+            groups[0].helpers = cut.helpers;
+            run_shared(pool, groups, 0, share);
         }
         ms = getmillisecs() - t0;
+        note_coarse_cost(
+                table_id,
+                double(share.ns.load(std::memory_order_relaxed)),
+                double(n));
         ivf.invlists->prefetch_lists(keys.data(), keys.size());
     }
 };
@@ -1173,15 +1286,20 @@ void assign_then_scan(
     // with more concurrent searches than workers, they run in arrival
     // order (Pool::CallerScope). The scans' own scope nests in this one.
     std::shared_ptr<Runtime> held;
-    Pool::CallerScope scope(call_runtime(params, held).pool());
+    Pool& pool = call_runtime(params, held).pool();
+    Pool::CallerScope scope(pool);
+    // FAISS's own loops around the scans (IVFPQR's refinement) go over
+    // the n queries: no thread past them.
+    const FallbackTeam team(true, n);
     const double t0 = getmillisecs();
-    const CoarseAssignment coarse(ivf, n, x, params);
+    const CoarseAssignment coarse(ivf, n, x, params, pool, scope.others());
     IndexIVFStats local;
     scan(coarse, &local);
     const double total_ms = getmillisecs() - t0;
     std::lock_guard<std::mutex> lock(stats_mutex());
     indexIVF_stats.add(local);
     indexIVF_stats.quantization_time += coarse.ms;
+    ivf_ccd_stats.coarse_slices += size_t(coarse.slices);
     indexIVF_stats.search_time += total_ms;
 }
 
@@ -1231,6 +1349,20 @@ bool ccd_requested(const IndexIVF& ivf, const SearchParametersIVF* params) {
 }
 
 } // namespace
+
+FallbackTeam::FallbackTeam(bool ccd, idx_t n) {
+    const int threads = omp_get_max_threads();
+    if (ccd && n < threads) {
+        saved_ = threads;
+        omp_set_num_threads(int(std::max<idx_t>(1, n)));
+    }
+}
+
+FallbackTeam::~FallbackTeam() {
+    if (saved_ > 0) {
+        omp_set_num_threads(saved_);
+    }
+}
 
 bool uses_ccd_mode(const IndexIVF& ivf, const SearchParametersIVF* params) {
     return ccd_requested(ivf, params) && servable(ivf, params, false);

@@ -114,6 +114,26 @@ inline int stock_parallel_mode(int mode) {
     return mode & ~PARALLEL_MODE_CCD;
 }
 
+/// FallbackTeam: while alive, FAISS's OpenMP regions started from the
+/// calling thread have at most max(1, n) threads, when `ccd` (the CCD
+/// mode was asked for); otherwise it does nothing. For the parts of a
+/// CCD-mode call that run FAISS's own loops (the FastScan family, which
+/// has no scanner for the pool; IVFPQR's refinement): those loops go over
+/// the call's n queries, so threads past n have nothing to do, yet each
+/// region wakes them. With n >= omp_get_max_threads() it changes nothing.
+/// Thread contract: the calling thread's setting only (OpenMP's count is
+/// per thread); restored on destruction, in that thread.
+class FallbackTeam {
+   public:
+    FallbackTeam(bool ccd, Index::idx_t n);
+    ~FallbackTeam();
+    FallbackTeam(const FallbackTeam&) = delete;
+    FallbackTeam& operator=(const FallbackTeam&) = delete;
+
+   private:
+    int saved_ = 0; ///< the thread's count before, 0: left untouched
+};
+
 /// uses_ccd_mode: whether a search of `ivf` with `params` goes through the
 /// pool: the CCD mode is asked for and the scans can answer exactly. Throws
 /// on an unsupported parallel_mode (FAISS would abort inside an OpenMP

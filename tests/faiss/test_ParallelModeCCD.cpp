@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <omp.h>
 
 #include <unistd.h>
 
@@ -342,6 +343,66 @@ TEST_F(ModeCCD, BatchHoldsOpenBlasToOneThread) {
     std::vector<idx_t> l(n * 10);
     ivf->search(n, data().queries.data(), 10, d.data(), l.data());
     EXPECT_EQ(get(), 1);
+}
+
+// A batch whose measured quantizer time pays for hand-offs quantizes in
+// slices on the pool, unless the index's distances carry the coarse
+// distances (IVFPQ by residual with its tables, SQ by residual with inner
+// product), whose last bits a cut changes; either way the answers are
+// those of the reference's one quantizer call.
+TEST_F(ModeCCD, SlicedCoarseAssignmentAnswersAsOneCall) {
+    struct Case {
+        const char* key;
+        faiss::MetricType metric;
+        bool sliced;
+    };
+    for (const idx_t n : {1000, 777, 130}) {
+        for (const Case& c :
+             {Case{"IVF32,Flat", faiss::METRIC_L2, true},
+              Case{"IVF32,SQ8", faiss::METRIC_L2, true},
+              Case{"IVF32,Flat", faiss::METRIC_INNER_PRODUCT, true},
+              Case{"IVF32,PQ8", faiss::METRIC_L2, false},
+              Case{"IVF32,SQ8", faiss::METRIC_INNER_PRODUCT, false}}) {
+            auto ivf = make_index(c.key, c.metric);
+            ivf->nprobe = 4;
+            // A measured cost of 1 ms a query: slices pay for any hand-off.
+            faiss::ccd::note_coarse_cost(table_id_of(*ivf), 1e6, 1);
+            const size_t before = faiss::ccd::ivf_ccd_stats.coarse_slices;
+            const std::string what = std::string(c.key) +
+                    (c.metric == faiss::METRIC_L2 ? " L2" : " IP") + " n " +
+                    std::to_string(n);
+            same_in_both_modes(*ivf, {ivf.get()}, what, n, 10);
+            const size_t slices =
+                    faiss::ccd::ivf_ccd_stats.coarse_slices - before;
+            if (c.sliced) {
+                EXPECT_GT(slices, 1u) << what << ": not sliced";
+            } else {
+                EXPECT_EQ(slices, 0u) << what << ": sliced";
+            }
+        }
+    }
+}
+
+// FAISS's own loops in the CCD mode (FallbackTeam): at most n threads for
+// n queries while it lives, the thread's count back after.
+TEST_F(ModeCCD, FallbackTeamHoldsTheTeamToTheQueries) {
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(4);
+    {
+        const FallbackTeam team(true, 1);
+        EXPECT_EQ(omp_get_max_threads(), 1); // a region's team size
+    }
+    EXPECT_EQ(omp_get_max_threads(), 4);
+    {
+        const FallbackTeam team(true, 3);
+        EXPECT_EQ(omp_get_max_threads(), 3);
+    }
+    {
+        const FallbackTeam off(false, 1), wide(true, 64);
+        EXPECT_EQ(omp_get_max_threads(), 4);
+    }
+    EXPECT_EQ(omp_get_max_threads(), 4);
+    omp_set_num_threads(saved);
 }
 
 // SearchParametersIVFCCD: one call through a given runtime, whatever the
