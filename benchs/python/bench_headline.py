@@ -19,6 +19,10 @@ Steps, each driven through the other scripts' own parse_args() and run()
   hnsw  bench_hnsw.py on Fashion-MNIST split into Zipf-popular tables:
       stock IndexHNSW.search against faiss.ccd.HNSWTables (--full: and
       hand_off 1, "ccd-task").
+  batch-matrix  (--full only) bench_batch_matrix.py: every IVF type x
+      batch 1-4,000 x nprobe x 1 and 8 clients, the CCD mode against the
+      best stock mode; its own batch_matrix.{json,md,png} in --out, its
+      targets among the headline's.
   drift  a pool of an emulated topology (--drift-topology, 2 CCDs of one
       worker) searches the synthetic IVF index in the CCD mode while the
       hot set of the queries moves; pool.stats() every 0.25 s gives the
@@ -54,6 +58,7 @@ sys.path.insert(0, str(HERE))
 import faiss                                             # noqa: E402
 from faiss.contrib.ccd import datasets, evaluation, peer, report  # noqa: E402
 
+import bench_batch_matrix                                # noqa: E402
 import bench_hnsw                                        # noqa: E402
 import bench_serving                                     # noqa: E402
 import headline_drift                                    # noqa: E402
@@ -61,7 +66,8 @@ import headline_drift                                    # noqa: E402
 ROOT = HERE.parents[1]
 # How the commands in the results run a script from the repository root.
 PYTHON = "PYTHONPATH=build/python .venv/bin/python"
-STEPS = ("ivf-synthetic", "ivf-fmnist", "hnsw", "drift")
+STEPS = ("ivf-synthetic", "ivf-fmnist", "hnsw", "batch-matrix", "drift")
+FULL_ONLY = ("batch-matrix",)
 K = 10
 
 # Sizes per mode, tuned on 2 cores: --quick about a minute, the default a
@@ -477,7 +483,7 @@ def parse_args(argv):
     bad = [s for s in args.skip if s not in STEPS]
     if bad:
         p.error(f"--skip: {', '.join(bad)}: steps are {', '.join(STEPS)}")
-    if set(args.skip) == set(STEPS):
+    if not runnable_steps(args):
         p.error("--skip leaves nothing to run")
     if not args.duration > 0:
         p.error("--duration must be positive")
@@ -492,6 +498,13 @@ def parse_args(argv):
     if pathlib.Path(args.results_md).is_dir():
         p.error(f"--results-md {args.results_md} is a directory")
     return args
+
+
+def runnable_steps(args):
+    """The steps this run makes: not skipped, and the --full-only ones in
+    --full."""
+    return [s for s in STEPS if s not in args.skip and
+            (s not in FULL_ONLY or args.mode == "full")]
 
 
 def check_inputs(args):
@@ -530,8 +543,9 @@ def run(args):
               f": results go to "
               f"{args.out}, {args.results_md} will not be written "
               "(--allow-dirty writes it marked DIRTY)", flush=True)
-    steps = [s for s in STEPS if s not in args.skip]
+    steps = runnable_steps(args)
     t0, results, d, argvs = time.time(), {}, None, [info["command"]]
+    matrix = None
     for i, step in enumerate(steps, 1):
         def say(s, i=i, step=step):
             print(f"[{i}/{len(steps)}] {step}: {s} (at "
@@ -542,6 +556,18 @@ def run(args):
                 serving_argv("ivf-synthetic", m, args)), m, args, say)
             say(f"{d['remaps']} re-maps, {d['qps']:.0f} QPS")
             continue
+        if step == "batch-matrix":
+            say("every IVF type and batch size, stock against the CCD mode")
+            margv = ["--out", args.out]
+            margs = bench_batch_matrix.parse_args(margv)
+            ds, cells, agree = bench_batch_matrix.measure(margs)
+            matrix = bench_batch_matrix.result_of(
+                margs, ds, cells, agree, report.run_info(
+                    " ".join([PYTHON, "benchs/python/bench_batch_matrix.py"]
+                             + margv), ROOT))
+            report.finish(matrix, args.out)
+            argvs.append(matrix["run"]["command"])
+            continue
         if step == "hnsw":
             say("HNSW tables, stock against HNSWTables")
             o = drive(bench_hnsw, "bench_hnsw.py", hnsw_argv(m, args))
@@ -551,8 +577,12 @@ def run(args):
                       serving_argv(step, m, args))
         argvs.append(o["run"]["command"])
         results[step] = o
-    return to_report(info, results, d, argvs, detected, ccds,
-                     args.drift_topology)
+    rep = to_report(info, results, d, argvs, detected, ccds,
+                    args.drift_topology)
+    if matrix is not None:
+        rep["targets"] += [dict(t, target=f"IVF batch matrix: {t['target']}")
+                           for t in matrix["targets"]]
+    return rep
 
 
 def main(argv):

@@ -45,6 +45,19 @@ def test_headline_refuses(argv, capsys):
     assert "error" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, steps", [
+    ([], ["ivf-synthetic", "ivf-fmnist", "hnsw", "drift"]),
+    (["--quick", "--skip", "hnsw"], ["ivf-synthetic", "ivf-fmnist", "drift"]),
+    (["--full"], ["ivf-synthetic", "ivf-fmnist", "hnsw", "batch-matrix",
+                  "drift"]),
+    (["--full", "--skip", "ivf-synthetic,ivf-fmnist,hnsw,drift"],
+     ["batch-matrix"]),
+])
+def test_headline_batch_matrix_in_full_run_only(argv, steps):
+    assert bench_headline.runnable_steps(
+        bench_headline.parse_args(argv)) == steps
+
+
 @pytest.mark.parametrize("argv", [
     ["--rounds", "0"], ["--clients", "0"], ["--clients", "100000"],
     ["--clients", "x"],
