@@ -1254,10 +1254,8 @@ struct CoarseAssignment {
         slices = cut.helpers > 0 ? cut.slices : 0;
         const double t0 = getmillisecs();
         if (cut.helpers == 0) {
-            CoarseShare::Runner runner(share);
-            for (int s = 0; s < cut.slices; s++) {
-                runner.run(s);
-            }
+            // No cut (coarse_cut cuts only for helpers): the one call.
+            CoarseShare::Runner(share).run(0);
         } else {
             std::vector<ShareGroup> groups(1);
             groups[0].end = cut.slices;
