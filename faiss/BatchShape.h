@@ -39,11 +39,12 @@
  * distances do not carry the coarse distances, whose last bits the BLAS
  * kernels round by the call's size). Every slice but the last is a whole
  * number of `align` queries (at least FAISS's BLAS threshold, so no slice
- * leaves the BLAS path the whole batch takes) and the last one ends the
- * batch. p participants share the call while each one's part of the
- * measured time is at least kCoarseSliceHandoffs hand-offs; their parts
- * are cut in kCoarseSlicesPerParticipant slices each, so that a helper
- * that wakes late leaves its slices to the others rather than a wait.
+ * leaves the BLAS path the whole batch takes); the last one, the
+ * remainder, holds at least `align` too, or joins the one before. p
+ * participants share the call while each one's part of the measured time is at
+ * least kCoarseSliceHandoffs hand-offs; their parts are cut in
+ * kCoarseSlicesPerParticipant slices each, so that a helper that wakes late
+ * leaves its slices to the others rather than a wait.
  *
  * Thread contract: pure functions, any thread.
  */
@@ -83,8 +84,45 @@ double list_major_ns(const ScanTerms& t, const BatchCounts& b);
 /// prefer_list_major: whether list-major is the cheaper shape.
 bool prefer_list_major(const ScanTerms& t, const BatchCounts& b);
 
+/// ShapeHistory: what one table's priced calls measured so far.
+struct ShapeHistory {
+    bool query_major_measured = false;
+    double calls = 0; ///< priced calls before this one
+};
+
+/// Every kShapeRetryEvery-th priced call runs the other shape (list-major
+/// when its estimate is at most kShapeRetryMargin times query-major's).
+constexpr double kShapeRetryEvery = 32;
+constexpr double kShapeRetryMargin = 1.25;
+
+/// choose_list_major: the shape of a priced batch: the cheaper one by
+/// prefer_list_major, but
+///  - query-major, when list-major wins on its prior alone (query-major
+///    never measured here): one query-major call measures the other side,
+///    and the next calls compare measure with measure (else the prior,
+///    once taken, was never put to the test: an SQ8 table kept list-major,
+///    9% slower, for every call);
+///  - the other shape, every kShapeRetryEvery-th call: an estimate
+///    measured cold (a table's first call) or under a busy neighbour is
+///    measured again. Query-major, FAISS's own order, always; list-major
+///    only within kShapeRetryMargin of query-major, so that a shape far
+///    dearer (PQ's list-major, 3-5x) is not tried again.
+///
+/// explore: the shape was taken to be measured (either rule above), not
+/// as the cheaper: its measure then replaces the estimate instead of
+/// joining its moving average, which a first call's cold measure would
+/// hold for tens of calls.
+struct ShapeChoice {
+    bool list_major = false;
+    bool explore = false;
+};
+ShapeChoice choose_list_major(
+        const ScanTerms& t,
+        const BatchCounts& b,
+        const ShapeHistory& h);
+
 constexpr double kCoarseSliceHandoffs = 4;
-constexpr int kCoarseSlicesPerParticipant = 4;
+constexpr int kCoarseSlicesPerParticipant = 8;
 constexpr long kCoarseAlign = 64; ///< queries; rounded up to the threshold
 
 /// CoarseCut: slice s holds queries [s * rows, min((s + 1) * rows, n)),

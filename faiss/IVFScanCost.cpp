@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 
 namespace faiss {
@@ -70,14 +71,28 @@ void move(
 /// Term slots, per table slot: set_query, set_list, merge (BatchShape.h's
 /// ScanTerms), list-major's whole cost per code, and the quantizer's cost
 /// per query.
-enum Term { kSetQuery, kSetList, kMerge, kCodeListMajor, kCoarse, kTerms };
+enum Term {
+    kSetQuery,
+    kSetList,
+    kMerge,
+    kCodeListMajor,
+    kCoarse,
+    kPricedCalls, ///< a count, not a cost
+    kTerms
+};
 std::atomic<uint64_t> term_slots[kSlots][kTerms];
 
-void note_term(size_t i, Term t, uint32_t table_id, double ns, double count) {
+void note_term(
+        size_t i,
+        Term t,
+        uint32_t table_id,
+        double ns,
+        double count,
+        double weight = kWeight) {
     // At least 0.01 ns: a measured term is never read back as "never
     // measured" (known() takes 0 for that), however cheap.
     if (count > 0 && ns >= 0) {
-        move(term_slots[i][t], table_id, std::max(0.01, ns / count), kWeight);
+        move(term_slots[i][t], table_id, std::max(0.01, ns / count), weight);
     }
 }
 
@@ -97,6 +112,20 @@ ScanTerms scan_terms(uint32_t table_id, size_t code_size) {
             ? known(term_slots[i][kCodeListMajor], table_id)
             : 0;
     return t;
+}
+
+ShapeHistory priced_call(uint32_t table_id) {
+    const size_t i = slot_index(table_id);
+    ShapeHistory h;
+    h.query_major_measured = known(slots[i], table_id) > 0;
+    // Stored one more than the count (known() reads 0 as "nothing"),
+    // wrapped well inside a float's exact integers.
+    const double stored = known(term_slots[i][kPricedCalls], table_id);
+    h.calls = stored > 0 ? stored - 1 : 0;
+    term_slots[i][kPricedCalls].store(
+            pack(table_id, float(std::fmod(h.calls + 1, 1 << 20) + 1)),
+            std::memory_order_relaxed);
+    return h;
 }
 
 bool has_setup_terms(uint32_t table_id) {
@@ -136,21 +165,23 @@ void note_scan_cost(
         uint32_t table_id,
         double ns,
         double codes,
-        ScanShape shape) {
+        ScanShape shape,
+        bool fresh) {
     if (!(codes > 0) || !(ns >= 0)) {
         return;
     }
     const size_t i = slot_index(table_id);
     const double sample = ns / codes;
+    const double weight = fresh ? 1.0 : kWeight;
     if (shape == ScanShape::list_major) {
-        note_term(i, kCodeListMajor, table_id, ns, codes);
+        note_term(i, kCodeListMajor, table_id, ns, codes, weight);
         return;
     }
     if (shape == ScanShape::split) {
         move(split_slots[i], table_id, sample, kWeight);
         return;
     }
-    move(slots[i], table_id, sample, kWeight);
+    move(slots[i], table_id, sample, weight);
     if (shape == ScanShape::alone && known(split_slots[i], table_id) > 0) {
         move(split_slots[i], table_id, known(slots[i], table_id), kSplitRetry);
     }

@@ -61,12 +61,14 @@ double list_major_scan_ns_per_code(uint32_t table_id);
 double split_scan_ns_per_code(uint32_t table_id, size_t code_size);
 
 /// note_scan_cost: `codes` codes of `table_id` took `ns` in all, run as
-/// `shape`.
+/// `shape`; `fresh`: the call ran its shape to measure it (BatchShape's
+/// ShapeChoice::explore), whose sample replaces the estimate.
 void note_scan_cost(
         uint32_t table_id,
         double ns,
         double codes,
-        ScanShape shape = ScanShape::other);
+        ScanShape shape = ScanShape::other,
+        bool fresh = false);
 
 /// TermSample: what one participant's timed items took (one item in
 /// kTermSampleEvery is timed part by part; BatchShape.h's terms).
@@ -97,6 +99,10 @@ double coarse_ns_per_query(uint32_t table_id);
 
 /// note_coarse_cost: `queries` queries of `table_id` took `ns` to quantize.
 void note_coarse_cost(uint32_t table_id, double ns, double queries);
+
+/// priced_call: `table_id`'s history for BatchShape's choose_list_major,
+/// this call counted in it (racing callers may count once for two).
+ShapeHistory priced_call(uint32_t table_id);
 
 /// has_setup_terms: whether `table_id`'s set-up costs were measured.
 bool has_setup_terms(uint32_t table_id);

@@ -105,6 +105,48 @@ TEST(BatchShape, SavingIsCappedAtAFractionOfTheCost) {
             1e-3 * b.codes);
 }
 
+TEST(BatchShape, PriorIsPutToTheTestByOneQueryMajorCall) {
+    // The prior takes list-major; with query-major never measured here,
+    // the call goes query-major, and once it was, the prior decides.
+    ShapeHistory h;
+    EXPECT_TRUE(prefer_list_major(flat_terms(), flat_batch()));
+    EXPECT_FALSE(choose_list_major(flat_terms(), flat_batch(), h).list_major);
+    EXPECT_TRUE(choose_list_major(flat_terms(), flat_batch(), h).explore);
+    h.query_major_measured = true;
+    h.calls = 1;
+    EXPECT_TRUE(choose_list_major(flat_terms(), flat_batch(), h).list_major);
+    // A measured list-major 9% dearer (issue 29's SQ8 batch): query-major.
+    ScanTerms t = flat_terms();
+    t.code_list_major_ns = 1.09 * t.code_ns;
+    EXPECT_FALSE(choose_list_major(t, flat_batch(), h).list_major);
+}
+
+TEST(BatchShape, CloseShapesAreMeasuredAgainFarOnesNever) {
+    ShapeHistory h;
+    h.query_major_measured = true;
+    ScanTerms t = flat_terms();
+    t.code_list_major_ns = 1.09 * t.code_ns; // close: retried
+    int tried = 0;
+    for (h.calls = 0; h.calls < 4 * kShapeRetryEvery; h.calls++) {
+        tried += choose_list_major(t, flat_batch(), h).list_major;
+    }
+    EXPECT_EQ(tried, 4);
+    // The other way round: list-major chosen, query-major retried, even
+    // measured far dearer (a first call's cold measure).
+    t.code_list_major_ns = t.code_ns / 3;
+    tried = 0;
+    for (h.calls = 0; h.calls < 4 * kShapeRetryEvery; h.calls++) {
+        tried += !choose_list_major(t, flat_batch(), h).list_major;
+    }
+    EXPECT_EQ(tried, 4);
+    // PQ's list-major, 3.4x dearer as measured, is never tried again.
+    ScanTerms pq = pq_terms();
+    pq.code_list_major_ns = 3.4 * pq.code_ns;
+    for (h.calls = 0; h.calls < 4 * kShapeRetryEvery; h.calls++) {
+        EXPECT_FALSE(choose_list_major(pq, pq_batch(), h).list_major);
+    }
+}
+
 } // namespace
 
 // The coarse cut: none before the quantizer was measured, nor when a
@@ -120,12 +162,17 @@ TEST(BatchShape, CoarseCutPaysForItsHandoffsAndKeepsTheRows) {
     EXPECT_EQ(c.slices, 1);
     EXPECT_EQ(c.helpers, 0);
     // IVF256 at d 64 measured 750 ns a query: 4,000 queries are 1.5 ms a
-    // participant, over 4 hand-offs of 20 us. 8 slices wanted, of 500
-    // queries: 512 rows each, 7 slices, the last one of 512 + 416.
+    // participant, over 4 hand-offs of 20 us. 16 slices wanted, of 250
+    // queries: 256 rows each, 15 of them, then the remainder of 160 as its
+    // own (at least 64), not joined to the 15th.
     c = coarse_cut(4000, 750, handoff, 2, 20);
-    EXPECT_EQ(c.rows, 512);
-    EXPECT_EQ(c.slices, 7);
+    EXPECT_EQ(c.rows, 256);
+    EXPECT_EQ(c.slices, 16);
     EXPECT_EQ(c.helpers, 1);
+    // 4,000 - 15 * 256 = 160; at 3,860 the remainder of 20 joins the 15th.
+    c = coarse_cut(3860, 750, handoff, 2, 20);
+    EXPECT_EQ(c.rows, 256);
+    EXPECT_EQ(c.slices, 15);
     // 64 queries are 24 us a participant (and under two aligned slices).
     c = coarse_cut(64, 750, handoff, 2, 20);
     EXPECT_EQ(c.slices, 1);

@@ -30,6 +30,26 @@ TEST(IVFScanCost, GuessThenMovingAverage) {
     note_scan_cost(kTableA, 1, 0); // no codes: nothing learnt
     note_scan_cost(kTableA, -1, 10);
     EXPECT_FLOAT_EQ(float(scan_ns_per_code(kTableA, 20)), 5.0f);
+    // A shape run to be measured replaces the estimate, both orders'.
+    note_scan_cost(kTableA, 3000, 1000, ScanShape::other, /*fresh=*/true);
+    EXPECT_FLOAT_EQ(float(scan_ns_per_code(kTableA, 20)), 3.0f);
+    note_scan_cost(kTableA, 9000, 1000, ScanShape::list_major);
+    note_scan_cost(kTableA, 7000, 1000, ScanShape::list_major);
+    EXPECT_FLOAT_EQ(float(list_major_scan_ns_per_code(kTableA)), 8.5f);
+    note_scan_cost(kTableA, 6000, 1000, ScanShape::list_major, true);
+    EXPECT_FLOAT_EQ(float(list_major_scan_ns_per_code(kTableA)), 6.0f);
+}
+
+TEST(IVFScanCost, PricedCallsAreCounted) {
+    constexpr uint32_t kTableC = 0x5c0c;
+    ShapeHistory h = priced_call(kTableC);
+    EXPECT_FALSE(h.query_major_measured);
+    EXPECT_EQ(h.calls, 0);
+    note_scan_cost(kTableC, 1000, 1000);
+    h = priced_call(kTableC);
+    EXPECT_TRUE(h.query_major_measured);
+    EXPECT_EQ(h.calls, 1);
+    EXPECT_EQ(priced_call(kTableC).calls, 2);
 }
 
 TEST(IVFScanCost, SplitMeasuredApartAndRetried) {
