@@ -32,6 +32,10 @@ A report is a dict (and its JSON file) of this shape; every key but
                               on stderr: a benchmark's bad input
     print_targets(report)     every target, met or MISSED, one a line
     print_table(table, left)  one of a report's tables on the terminal
+    add_output_arguments(parser), output_dir(args, root)   --out and
+                              --record for a script: a run's files go to
+                              benchs/out/ (ignored by git) unless --record
+                              (the committed benchs/results/, clean tree)
     python3 -m faiss.contrib.ccd.report FILE.json...   the .md and .png of
                                                        existing JSON files
 
@@ -350,6 +354,41 @@ def plot_files(report, stem):
         if plot(report, png, name):
             paths.append(png)
     return paths
+
+
+def add_output_arguments(parser):
+    """--out and --record, resolved by output_dir()."""
+    parser.add_argument(
+        "--out", help="where the run's files go (default benchs/out/, "
+        "which git ignores)")
+    parser.add_argument(
+        "--record", action="store_true", help="write the committed "
+        "results, benchs/results/, from a clean tree only")
+
+
+def output_dir(args, root):
+    """The directory a run writes: benchs/results/ under `root` with
+    --record (refused on a tree that differs from its commit, whose
+    figures are not to be quoted), else --out, else benchs/out/. --out
+    naming benchs/results/ without --record is refused: a run rewrites the
+    committed files only when asked to. Raises ValueError."""
+    root = pathlib.Path(root)
+    committed = (root / "benchs" / "results").resolve()
+    if args.record:
+        if args.out is not None and \
+                pathlib.Path(args.out).resolve() != committed:
+            raise ValueError("--record writes benchs/results/: no other "
+                             "--out with it")
+        commit = git_commit(root)
+        if commit.endswith("-dirty") or commit == "unknown":
+            raise ValueError(f"--record: the tree is not its commit's "
+                             f"({commit}); commit first")
+        return str(committed)
+    out = pathlib.Path(args.out) if args.out else root / "benchs" / "out"
+    if out.resolve() == committed:
+        raise ValueError("--out benchs/results is the committed results: "
+                         "use --record (clean tree) to rewrite them")
+    return str(out.resolve())
 
 
 def run_script(name, fn, *args):

@@ -3,10 +3,13 @@
 # main job, benchs/python/bench_headline.py: stock FAISS's parallel modes
 # against the CCD mode side by side on IVF (embedded synthetic data and
 # Debian's Fashion-MNIST) and on many HNSW tables, and the monitor under a
-# drifting hot set. Writes benchs/results/headline.* and benchs/RESULTS.md
-# (from a committed tree only). Extra arguments go to bench_headline.py:
+# drifting hot set. Writes benchs/out/headline.* and benchs/out/RESULTS.md
+# (ignored by git: the checkout stays as it was); --record, from a clean
+# tree only, writes the committed benchs/results/ and benchs/RESULTS.md.
+# Extra arguments go to bench_headline.py:
 #   ./scripts/bench.sh --quick     # about a minute
 #   ./scripts/bench.sh --full      # wider sweeps, more rounds
+#   ./scripts/bench.sh --record    # the figures the README quotes
 # The C++ benchmarks (bench_ivf, bench_serving, bench_hnsw, bench_pool,
 # bench_mapping) run the same way from build/benchs/ (see the README).
 set -euo pipefail

@@ -29,12 +29,16 @@ namespace bench {
 
 class Options {
    public:
-    std::string out = "benchs/results"; ///< --out: the results directory
-    bool quick = false;                 ///< --quick: the ctest smoke run
+    std::string out = "benchs/out"; ///< --out: the results directory
+    bool quick = false;             ///< --quick: the ctest smoke run
 
     Options(std::string program, std::string summary)
             : program_(std::move(program)), summary_(std::move(summary)) {
-        add("out", &out, "DIR", "results directory (default benchs/results)");
+        add("out",
+            &out,
+            "DIR",
+            "results directory (default benchs/out, ignored by git; "
+            "benchs/results holds the committed ones)");
         flag("quick", &quick, "a small run, seconds (the ctest smoke test)");
     }
 

@@ -12,7 +12,7 @@ namespace bench {
 namespace ivf {
 
 struct Settings {
-    std::string out = "benchs/results";
+    std::string out = "benchs/out"; ///< --out: the results directory
     bool quick = false;
     std::string dataset = "both";
     size_t nb = 0;  ///< 0: the plan's default

@@ -179,7 +179,7 @@ def parse_args(argv):
        help="measure a cell again when its speed is under this; its "
             "speed is then both runs' samples pooled")
     aa("--types", nargs="*", help="only these type labels")
-    aa("--out", default=str(ROOT / "benchs" / "results"))
+    report.add_output_arguments(ap)
     args = ap.parse_args(argv)
     if args.quick:
         args.nb, args.nlist, args.nprobe = 8000, 32, [4]
@@ -191,6 +191,10 @@ def parse_args(argv):
                  f"(clients at most {loadgen.MAX_THREADS})")
     if max(args.batch) > 4000:
         ap.error("--batch: at most 4000 (the query set)")
+    try:
+        args.out = report.output_dir(args, ROOT)
+    except ValueError as e:
+        ap.error(str(e))
     return args
 
 

@@ -34,10 +34,11 @@ Writes to --out: headline.json (every number, each step's own output
 under "data"), headline.md, headline_throughput.png (QPS against client
 threads), headline_latency.png (latency distribution, 8 clients),
 headline_load.png (P99 against offered load) and headline_drift.png; and
---results-md (benchs/RESULTS.md for a run of every step into
-benchs/results, else OUT/RESULTS.md) with the commands, commit, machine
-and targets, but only from a clean tree (--allow-dirty writes it marked
-DIRTY). Indexes are built once and kept beside the cached ground truth
+--results-md (OUT/RESULTS.md) with the commands, commit, machine and
+targets, marked DIRTY from a tree that differs from its commit. OUT is
+benchs/out/, which git ignores; --record (a clean tree only) writes the
+committed benchs/results/ and, for a run of every step,
+benchs/RESULTS.md. Indexes are built once and kept beside the cached ground truth
 ($FAISS_CCD_CACHE, else ~/.cache/faiss-ccd).
 """
 
@@ -119,8 +120,13 @@ def serving_argv(step, m, args):
             "--parallel_mode", IVF_CONTENDERS,
             "--clients", join(m["clients"]), "--load", LOADS,
             "--batch", BATCHES, "--duration", str(args.duration),
-            "--rounds", str(args.rounds), "--topology", args.topology,
-            "--out", args.out]
+            "--rounds", str(args.rounds), "--topology", args.topology
+            ] + out_argv(args)
+
+
+def out_argv(args):
+    """A step's --out (and --record): the headline's own."""
+    return ["--out", args.out] + (["--record"] if args.record else [])
 
 
 def hnsw_argv(m, args):
@@ -134,7 +140,7 @@ def hnsw_argv(m, args):
              "--contenders", h["contenders"],
              "--clients", join(m["clients"]), "--load", LOADS,
              "--duration", str(args.duration), "--rounds", str(args.rounds),
-             "--topology", args.topology, "--out", args.out])
+             "--topology", args.topology] + out_argv(args))
 
 
 def drive(module, script, argv):
@@ -466,12 +472,9 @@ def parse_args(argv):
     aa("--duration", type=float, help="seconds per contender per scenario "
        "per round (default by mode)")
     aa("--rounds", type=int, help="rounds (default by mode)")
-    aa("--out", default=str(ROOT / "benchs" / "results"))
-    aa("--results-md", help="default: benchs/RESULTS.md for a run of "
-       "every step into benchs/results, else OUT/RESULTS.md (a partial "
-       "run or one written elsewhere leaves the repository's alone)")
-    aa("--allow-dirty", action="store_true", help="write --results-md "
-       "from a dirty tree, marked DIRTY")
+    report.add_output_arguments(p)
+    aa("--results-md", help="default: benchs/RESULTS.md for a --record "
+       "run of every step, else OUT/RESULTS.md")
     args = p.parse_args(argv)
     args.mode = "quick" if args.quick else "full" if args.full \
         else "default"
@@ -489,12 +492,18 @@ def parse_args(argv):
         p.error("--duration must be positive")
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
-    args.out = os.path.abspath(args.out)
+    try:
+        args.out = report.output_dir(args, ROOT)
+    except ValueError as e:
+        p.error(str(e))
     if args.results_md is None:
-        whole = not args.skip and pathlib.Path(args.out).resolve() == \
-            (ROOT / "benchs" / "results").resolve()
+        whole = args.record and not args.skip
         args.results_md = str(ROOT / "benchs" / "RESULTS.md" if whole else
                               pathlib.Path(args.out) / "RESULTS.md")
+    elif not args.record and pathlib.Path(args.results_md).resolve() == \
+            (ROOT / "benchs" / "RESULTS.md").resolve():
+        p.error("--results-md benchs/RESULTS.md is the committed one: use "
+                "--record (clean tree) to rewrite it")
     if pathlib.Path(args.results_md).is_dir():
         p.error(f"--results-md {args.results_md} is a directory")
     return args
@@ -537,12 +546,13 @@ def run(args):
         drift_topology=f"{args.drift_topology} (emulated)",
         faiss=f"{faiss.__version__} from "
               f"{pathlib.Path(faiss.__file__).parent}")
-    if not quotable(info["git_commit"]) and not args.allow_dirty:
+    if not quotable(info["git_commit"]):
         print(f"bench_headline.py: commit {info['git_commit']} "
               f"({', '.join(changed_paths(ROOT)[:5]) or 'no repository'})"
-              f": results go to "
-              f"{args.out}, {args.results_md} will not be written "
-              "(--allow-dirty writes it marked DIRTY)", flush=True)
+              f": {args.results_md} will be marked DIRTY", flush=True)
+    print(f"bench_headline.py: results go to {args.out}"
+          + ("" if args.record else " (--record: benchs/results)"),
+          flush=True)
     steps = runnable_steps(args)
     t0, results, d, argvs = time.time(), {}, None, [info["command"]]
     matrix = None
@@ -558,7 +568,7 @@ def run(args):
             continue
         if step == "batch-matrix":
             say("every IVF type and batch size, stock against the CCD mode")
-            margv = ["--out", args.out]
+            margv = out_argv(args)
             margs = bench_batch_matrix.parse_args(margv)
             ds, cells, agree = bench_batch_matrix.measure(margs)
             matrix = bench_batch_matrix.result_of(
@@ -605,15 +615,10 @@ def main(argv):
         print(f"wrote {path}")
     commit = rep["run"]["git_commit"]
     md = pathlib.Path(args.results_md)
-    if not quotable(commit) and not args.allow_dirty:
-        print(f"bench_headline.py: not writing {md}: commit {commit} is "
-              "not a clean tree; commit first, or --allow-dirty to write "
-              "it marked DIRTY", file=sys.stderr)
-    else:
-        md.parent.mkdir(parents=True, exist_ok=True)
-        md.write_text(results_md(rep, md,
-                                 [p for p in paths if p.suffix == ".png"]))
-        print(f"wrote {md}")
+    md.parent.mkdir(parents=True, exist_ok=True)
+    md.write_text(results_md(rep, md,
+                             [p for p in paths if p.suffix == ".png"]))
+    print(f"wrote {md}")
     report.print_targets(rep)
     hnsw = [t for t in rep["targets"]
             if t["target"].startswith("HNSW") and "answers" in t["target"]]

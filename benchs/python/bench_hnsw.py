@@ -499,7 +499,7 @@ def parse_args(argv):
        "NxM or CPU lists")
     loadgen.add_arguments(p, clients=[1, 8, 32], load=[0.5, 0.9])
     aa = p.add_argument_group("output").add_argument
-    aa("--out", default=str(ROOT / "benchs" / "results"))
+    report.add_output_arguments(p)
     aa("--quick", action="store_true", help="smoke run: 12 tables of 6000 "
        "vectors, 300 queries, short turns, one round")
     args = p.parse_args(argv)
@@ -516,6 +516,10 @@ def parse_args(argv):
     if not 0 <= args.zipf < float("inf"):
         p.error("--zipf must be finite and >= 0")
     loadgen.check_arguments(p, args)
+    try:
+        args.out = report.output_dir(args, ROOT)
+    except ValueError as e:
+        p.error(str(e))
     return args
 
 

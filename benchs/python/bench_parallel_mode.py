@@ -21,7 +21,7 @@ Scenarios: batch (one call of B queries), single (one Python thread, one
 query per call), clients (T Python threads, one query per call). Data,
 load generators and percentiles come from faiss.contrib.ccd (the wheel's
 process loads the same modules). Writes python_mode.{json,md,png} to --out (default
-benchs/results).
+benchs/out/; --record: the committed benchs/results/).
 """
 
 import argparse
@@ -33,7 +33,7 @@ import faiss
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-from faiss.contrib.ccd import datasets, loadgen, peer
+from faiss.contrib.ccd import datasets, loadgen, peer, report
 
 CONTENDERS = ("faiss", "faiss-omp1", "faiss-pm1", "wheel", "wheel-omp1",
               "ccd")
@@ -203,7 +203,7 @@ def parse_args(argv):
     aa("--rounds", type=int, default=5)
     aa("--clients", type=int, default=8, help="client threads")
     aa = ap.add_argument_group("output").add_argument
-    aa("--out", default=str(ROOT / "benchs" / "results"))
+    report.add_output_arguments(ap)
     aa("--stock-python", default=str(STOCK_PYTHON),
        help="the faiss-cpu wheel's Python (default: the repository's "
        ".venv-stock)")
@@ -211,6 +211,10 @@ def parse_args(argv):
     if args.rounds < 1 or not 1 <= args.clients <= loadgen.MAX_THREADS:
         ap.error(f"--rounds must be at least 1 and --clients in "
                  f"[1, {loadgen.MAX_THREADS}]")
+    try:
+        args.out = report.output_dir(args, ROOT)
+    except ValueError as e:
+        ap.error(str(e))
     return args
 
 
@@ -220,7 +224,6 @@ def main():
         print("this faiss is not the fork's (PYTHONPATH=build/python?)",
               file=sys.stderr)
         return 2
-    from faiss.contrib.ccd import report
     command = " ".join(["PYTHONPATH=build/python", ".venv/bin/python",
                         "benchs/python/bench_parallel_mode.py"]
                        + sys.argv[1:])

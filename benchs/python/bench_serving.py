@@ -441,7 +441,7 @@ def parse_args(argv):
                           load=[0.3, 0.5, 0.7, 0.9],
                           batch=[1, 16, 256, 4096])
     aa = p.add_argument_group("output").add_argument
-    aa("--out", default=str(ROOT / "benchs" / "results"))
+    report.add_output_arguments(p)
     aa("--quick", action="store_true", help="smoke run: 300 queries, "
        "short turns, one round, few scenarios")
     args = p.parse_args(argv)
@@ -453,6 +453,10 @@ def parse_args(argv):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")
     loadgen.check_arguments(p, args)
+    try:
+        args.out = report.output_dir(args, ROOT)
+    except ValueError as e:
+        p.error(str(e))
     return args
 
 

@@ -15,20 +15,55 @@ import bench_parallel_mode  # noqa: E402
 RESULTS = ROOT / "benchs" / "results"
 
 
-@pytest.mark.parametrize("argv, expected", [
-    ([], ROOT / "benchs" / "RESULTS.md"),
-    (["--quick"], ROOT / "benchs" / "RESULTS.md"),
-    (["--out", str(RESULTS) + "/"], ROOT / "benchs" / "RESULTS.md"),
-    # A partial run, or one written elsewhere, leaves the repository's
-    # RESULTS.md alone.
-    (["--skip", "drift"], RESULTS / "RESULTS.md"),
-    (["--out", "/tmp/elsewhere"], pathlib.Path("/tmp/elsewhere/RESULTS.md")),
+OUT = ROOT / "benchs" / "out"
+
+
+@pytest.mark.parametrize("argv, out, expected", [
+    # A run writes under benchs/out/, which git ignores: a new user's
+    # ./scripts/bench.sh leaves the checkout as it was.
+    ([], OUT, OUT / "RESULTS.md"),
+    (["--quick"], OUT, OUT / "RESULTS.md"),
+    (["--skip", "drift"], OUT, OUT / "RESULTS.md"),
+    (["--out", "/tmp/elsewhere"], pathlib.Path("/tmp/elsewhere"),
+     pathlib.Path("/tmp/elsewhere/RESULTS.md")),
     (["--out", "/tmp/elsewhere", "--results-md", "/tmp/r.md"],
-     pathlib.Path("/tmp/r.md")),
+     pathlib.Path("/tmp/elsewhere"), pathlib.Path("/tmp/r.md")),
 ])
-def test_headline_results_md_default(argv, expected):
+def test_headline_writes_outside_the_tree_by_default(argv, out, expected):
     args = bench_headline.parse_args(argv)
+    assert pathlib.Path(args.out) == out.resolve()
     assert pathlib.Path(args.results_md) == expected
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--record"], ROOT / "benchs" / "RESULTS.md"),
+    (["--record", "--out", str(RESULTS) + "/"], ROOT / "benchs" / "RESULTS.md"),
+    # A partial recorded run leaves the repository's RESULTS.md alone.
+    (["--record", "--skip", "drift"], RESULTS / "RESULTS.md"),
+])
+def test_headline_record_writes_the_committed_results(argv, expected,
+                                                       monkeypatch):
+    monkeypatch.setattr(bench_headline.report, "git_commit",
+                        lambda path=".": "15894df")
+    args = bench_headline.parse_args(argv)
+    assert pathlib.Path(args.out) == RESULTS.resolve()
+    assert pathlib.Path(args.results_md) == expected
+
+
+@pytest.mark.parametrize("commit, argv", [
+    ("15894df-dirty", ["--record"]),      # figures not to be quoted
+    ("unknown", ["--record"]),
+    ("15894df", ["--record", "--out", "/tmp/elsewhere"]),
+    ("15894df", ["--out", str(RESULTS)]),  # the committed files, unasked
+    ("15894df", ["--results-md", str(ROOT / "benchs" / "RESULTS.md")]),
+])
+def test_headline_record_refuses(commit, argv, monkeypatch, capsys):
+    monkeypatch.setattr(bench_headline.report, "git_commit",
+                        lambda path=".": commit)
+    with pytest.raises(SystemExit) as e:
+        bench_headline.parse_args(argv)
+    assert e.value.code == 2
+    assert "error" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [
