@@ -54,8 +54,10 @@ endforeach()
 
 # ------------------------------------------------ our code inside libfaiss
 
+# faiss/ivf_ccd/: the CCD-mode IVF search, one concept a file; its headers
+# are the library's own, not installed (faiss/IVFSearchCCD.h is the API).
 file(GLOB FAISS_CCD_GLUE_SOURCES CONFIGURE_DEPENDS
-  ${PROJECT_SOURCE_DIR}/faiss/*.cpp)
+  ${PROJECT_SOURCE_DIR}/faiss/*.cpp ${PROJECT_SOURCE_DIR}/faiss/ivf_ccd/*.cpp)
 file(GLOB FAISS_CCD_GLUE_HEADERS CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/faiss/*.h)
 

@@ -40,6 +40,19 @@
  * the scanners. Results equal FAISS's own: same distances, same labels
  * except among exactly tied distances.
  *
+ * Where a call goes: faiss/IVFSearchCCD.cpp, the entry points below,
+ * resolves it once; then faiss/ivf_ccd/, one concept a file:
+ *   ResolvedCall.h         the call: index, knobs, runtime, table id, sink,
+ *                          its one CallerScope, the scanner factory
+ *   CoarseAssignment.h     the quantizer, in the caller or in slices
+ *   ScanPlan.h             the batch's shape: alone or shared, list- or
+ *                          query-major (priced by BatchShape.h, from the
+ *                          costs IVFScanCost.h measures), its grain
+ *   ScanShare.h            the scans as units on the pool, grouped by CCD,
+ *                          helpers planned (ccd_scheduler/HelperPlan.h)
+ *   KnnScan.cpp, RangeScan.cpp   what one scan does
+ *   ParallelMode.cpp       default and valid modes, FallbackTeam
+ *
  * Interrupts: InterruptCallback is asked once per call, in the calling
  * thread, after the scans (pool workers never take the Python GIL).
  *

@@ -287,6 +287,10 @@ Pool::CallerScope::~CallerScope() {
     }
 }
 
+int Pool::CallerScope::others_now() const {
+    return std::max(0, pool_.callers_.load(std::memory_order_relaxed) - 1);
+}
+
 void Pool::note_handoff(double ns) const {
     // Up at once, down as a moving average over the last ~8 samples, from
     // the aged value. Up at once: aging lets a caller try a helper again

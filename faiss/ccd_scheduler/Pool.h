@@ -209,6 +209,9 @@ class Pool {
         int others() const {
             return others_;
         }
+        /// others_now: active callers besides this one, now (relaxed: a
+        /// statistic for a policy, as at entry).
+        int others_now() const;
 
        private:
         const Pool& pool_;

@@ -60,6 +60,6 @@ def test_a_signal_stops_the_callers_search(mode):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["raised"] == "KeyboardInterrupt", got
     # Mode 0 asks after each query, the CCD mode after each slice of
-    # queries (IVFSearchCCD.cpp's knn_scans), both in this thread. With the
+    # queries (faiss/ivf_ccd/KnnScan.cpp's knn_scans), both in this thread. With the
     # callback cleared this fails: every row is filled.
     assert got["last_row_untouched"], got
