@@ -1,26 +1,21 @@
 /**
- * error_c.cpp: the per-thread last error and the exception-to-code mapping
- * of the C API.
+ * error_c.cpp: the exception-to-code mapping of the C API; the message
+ * goes to FAISS's per-thread last error (faiss_get_last_error).
  */
 
 #include "error_c.h"
 #include "macros_impl.h"
 
+#include <faiss/c_api/error_c.h>
+#include <faiss/c_api/error_impl.h>
 #include <faiss/impl/FaissException.h>
 
 #include <cstdarg>
 #include <cstdio>
+#include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
-
-namespace {
-
-thread_local std::string last_error;
-/// Set instead of last_error when recording the message ran out of memory.
-thread_local const char* last_error_static = nullptr;
-
-} // namespace
 
 namespace faiss_ccd_c {
 
@@ -39,10 +34,11 @@ int fail(int code, const char* func, const char* fmt, ...) noexcept {
             std::vsnprintf(&msg[start], len + 1, fmt, args2);
         }
         msg.resize(msg.size() - 1);
-        last_error.swap(msg);
-        last_error_static = nullptr;
+        // FAISS's own channel: faiss_get_last_error() reads it, for this
+        // API's calls and FAISS's alike.
+        faiss_last_exception = std::make_exception_ptr(std::runtime_error(msg));
     } catch (...) {
-        last_error_static = "faiss_ccd: out of memory recording an error";
+        faiss_last_exception = std::make_exception_ptr(std::bad_alloc());
     }
     va_end(args2);
     return code;
@@ -73,7 +69,8 @@ int fail_current_exception(const char* func) noexcept {
 extern "C" {
 
 const char* faiss_ccd_get_last_error(void) {
-    return last_error_static ? last_error_static : last_error.c_str();
+    const char* msg = faiss_get_last_error();
+    return msg != nullptr ? msg : "";
 }
 
 const char* faiss_ccd_error_name(int code) {

@@ -7,6 +7,8 @@
 
 #include "faiss_ccd_c.h"
 
+#include <faiss/c_api/error_c.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,10 +37,15 @@ typedef enum FaissCcdErrorCode {
 } FaissCcdErrorCode;
 
 /**
- * faiss_ccd_get_last_error: the message of the last call that failed on the
- * calling thread, naming the function that failed. Never NULL: "" while no
- * call has failed on this thread. Successful calls do not clear it. The
- * string stays valid until the next failing call on the same thread.
+ * The message of a failed call is FAISS's last error on the calling
+ * thread, faiss_get_last_error() (<faiss/c_api/error_c.h>): one channel
+ * for this API's functions and FAISS's. It names the function that failed,
+ * stays until the next failing call on the same thread (successful calls
+ * leave it), and is NULL while no call has failed on this thread.
+ *
+ * faiss_ccd_get_last_error: the same message, "" instead of NULL.
+ * Deprecated: kept for one release for code written against 0.x; use
+ * faiss_get_last_error().
  */
 const char* faiss_ccd_get_last_error(void);
 

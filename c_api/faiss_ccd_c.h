@@ -11,7 +11,8 @@
  *    the matching *_free function; *_free(NULL) does nothing.
  *  - Every function that can fail returns an int: FAISS_CCD_OK (0) or a
  *    negative FaissCcdErrorCode (error_c.h). The message of the failure is
- *    then available from faiss_ccd_get_last_error() on the same thread.
+ *    then FAISS's faiss_get_last_error() on the same thread, as for
+ *    FAISS's own functions.
  *  - Pointer arguments must not be NULL (FAISS_CCD_ERROR_NULL_ARGUMENT).
  *  - A call that makes a handle sets *out to NULL first, and to the new
  *    handle only on success. Other outputs are left as they were when a

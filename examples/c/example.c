@@ -10,8 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* FAISS's functions return 0 or an error (faiss_get_last_error); ours
- * return FAISS_CCD_OK (0) or a negative FAISS_CCD_ERROR_* code. */
+/* FAISS's functions return 0 or an error; ours return FAISS_CCD_OK (0) or
+ * a negative FAISS_CCD_ERROR_* code. Both leave the message in
+ * faiss_get_last_error(). */
 #define FAISS_CHECK(call)                                           \
     do {                                                            \
         if ((call) != 0) {                                          \
@@ -19,16 +20,16 @@
             exit(1);                                                \
         }                                                           \
     } while (0)
-#define CCD_CHECK(call)                          \
-    do {                                         \
-        int rc_ = (call);                        \
-        if (rc_ < 0) {                           \
-            fprintf(stderr,                      \
-                    "%s: %s\n",                  \
-                    faiss_ccd_error_name(rc_),   \
-                    faiss_ccd_get_last_error()); \
-            exit(1);                             \
-        }                                        \
+#define CCD_CHECK(call)                        \
+    do {                                       \
+        int rc_ = (call);                      \
+        if (rc_ < 0) {                         \
+            fprintf(stderr,                    \
+                    "%s: %s\n",                \
+                    faiss_ccd_error_name(rc_), \
+                    faiss_get_last_error());   \
+            exit(1);                           \
+        }                                      \
     } while (0)
 
 enum { D = 32, NB = 10000, NQ = 3, K = 4 };

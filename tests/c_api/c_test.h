@@ -26,15 +26,20 @@
 
 /* ------------------------------------------------------------ checking */
 
+/* last_error: the calling thread's last error (FAISS's channel, which
+ * faiss-ccd's functions write too), "" while none. */
+static inline const char* last_error(void) {
+    const char* msg = faiss_get_last_error();
+    return msg != NULL ? msg : "";
+}
+
 static inline void fail_at(const char* file, int line, const char* what) {
     fprintf(stderr,
-            "%s:%d: CHECK failed: %s\n  faiss_ccd last error: \"%s\"\n"
-            "  faiss last error: \"%s\"\n",
+            "%s:%d: CHECK failed: %s\n  last error: \"%s\"\n",
             file,
             line,
             what,
-            faiss_ccd_get_last_error(),
-            faiss_get_last_error() ? faiss_get_last_error() : "");
+            last_error());
     exit(1);
 }
 
@@ -55,7 +60,7 @@ static inline void fail_at(const char* file, int line, const char* what) {
 static inline void plant_sentinel(void) {
     FaissCcdPool* pool = NULL;
     if (faiss_ccd_Pool_new(&pool, SENTINEL_SPEC, NULL) == FAISS_CCD_OK ||
-        strstr(faiss_ccd_get_last_error(), SENTINEL_SPEC) == NULL) {
+        strstr(last_error(), SENTINEL_SPEC) == NULL) {
         fail_at(__FILE__, __LINE__, "planting the sentinel error");
     }
 }
@@ -80,7 +85,7 @@ static inline void check_error(
         int code,
         const char* func,
         const char* needle) {
-    const char* msg = faiss_ccd_get_last_error();
+    const char* msg = last_error();
     char what[512];
     bad_input_cases++;
     if (rc != code) {
