@@ -54,10 +54,13 @@ endforeach()
 
 # ------------------------------------------------ our code inside libfaiss
 
-# faiss/ivf_ccd/: the CCD-mode IVF search, one concept a file; its headers
-# are the library's own, not installed (faiss/IVFSearchCCD.h is the API).
+# faiss/ivf_ccd/ and faiss/hnsw_ccd/: the CCD-mode IVF search and the
+# HNSW tables' queries, one concept a file; their headers are the
+# library's own, not installed (faiss/IVFSearchCCD.h and faiss/HNSWTables.h
+# are the API).
 file(GLOB FAISS_CCD_GLUE_SOURCES CONFIGURE_DEPENDS
-  ${PROJECT_SOURCE_DIR}/faiss/*.cpp ${PROJECT_SOURCE_DIR}/faiss/ivf_ccd/*.cpp)
+  ${PROJECT_SOURCE_DIR}/faiss/*.cpp ${PROJECT_SOURCE_DIR}/faiss/ivf_ccd/*.cpp
+  ${PROJECT_SOURCE_DIR}/faiss/hnsw_ccd/*.cpp)
 file(GLOB FAISS_CCD_GLUE_HEADERS CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/faiss/*.h)
 
