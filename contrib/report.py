@@ -32,6 +32,9 @@ A report is a dict (and its JSON file) of this shape; every key but
                               on stderr: a benchmark's bad input
     print_targets(report)     every target, met or MISSED, one a line
     print_table(table, left)  one of a report's tables on the terminal
+    judge(target, value, limit, ...)   a target judged (met, measured):
+                              every benchmark judges its figures here
+    best(results, names, key), fmt(x)   the best contender; a time cell
     add_output_arguments(parser), output_dir(args, root)   --out and
                               --record for a script: a run's files go to
                               benchs/out/ (ignored by git) unless --record
@@ -54,24 +57,41 @@ import sys
 import time
 
 
+def changed_paths(path="."):
+    """The paths outside benchs/results/ (the benchmarks' own output) that
+    differ from HEAD in the repository holding path; None when git cannot
+    say."""
+    try:
+        st = subprocess.run(
+            ["git", "-C", str(path), "status", "--porcelain", "--", ":/",
+             ":!/benchs/results"], capture_output=True, text=True,
+            timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return [ln[3:] for ln in st.stdout.splitlines()] \
+        if st.returncode == 0 else None
+
+
 def git_commit(path="."):
     """The short hash of HEAD in the repository holding path, "-dirty" when
-    anything outside benchs/results/ (the benchmarks' own output) differs
-    from it, as benchs/common/run_info.h says it; "unknown" outside a
-    repository."""
-    git = ["git", "-C", str(path)]
+    changed_paths finds any, as benchs/common/run_info.h says it;
+    "unknown" outside a repository."""
     try:
-        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10)
-        changed = subprocess.run(
-            git + ["status", "--porcelain", "--", ":/", ":!/benchs/results"],
+        head = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--short", "HEAD"],
             capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     if head.returncode != 0 or not head.stdout.strip():
         return "unknown"
-    dirty = changed.returncode != 0 or changed.stdout.strip()
-    return head.stdout.strip() + ("-dirty" if dirty else "")
+    return head.stdout.strip() + ("" if changed_paths(path) == [] else
+                                  "-dirty")
+
+
+def quotable(commit):
+    """Whether figures of this commit may be quoted: a clean tree of a
+    known commit."""
+    return not commit.endswith("-dirty") and commit != "unknown"
 
 
 def load_average():
@@ -356,6 +376,36 @@ def plot_files(report, stem):
     return paths
 
 
+def judge(target, value, limit, at_most=False, detail="", why="",
+          next=""):
+    """A target of the report, judged: the one place a benchmark's
+    figures meet its goals. met: value >= limit (at_most: value <= limit);
+    measured: the value as a ratio ("0.93x"), then `detail`. why and next
+    say what a miss means and what to do (kept on a met target too, as
+    the reason behind it)."""
+    met = value <= limit if at_most else value >= limit
+    return {"target": target,
+            "measured": f"{value:.2f}x" + (f" ({detail})" if detail else ""),
+            "met": bool(met), "why": why, "next": next}
+
+
+def best(results, names=None, key="qps"):
+    """The name in `results` (or among `names`) with the highest QPS, or
+    the lowest value of another key (a percentile, ms per query)."""
+    names = list(results if names is None else names)
+    if key == "qps":
+        return max(names, key=lambda n: results[n]["qps"])
+    return min(names, key=lambda n: results[n][key])
+
+
+def fmt(x):
+    """A time in ms for a table: 3 decimals under 10, one above; "-" for
+    None or NaN."""
+    if x is None or x != x:
+        return "-"
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
 def add_output_arguments(parser):
     """--out and --record, resolved by output_dir()."""
     parser.add_argument(
@@ -380,7 +430,7 @@ def output_dir(args, root):
             raise ValueError("--record writes benchs/results/: no other "
                              "--out with it")
         commit = git_commit(root)
-        if commit.endswith("-dirty") or commit == "unknown":
+        if not quotable(commit):
             raise ValueError(f"--record: the tree is not its commit's "
                              f"({commit}); commit first")
         return str(committed)

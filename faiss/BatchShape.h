@@ -9,7 +9,7 @@
  * but a participant's scanner then changes query at every item, so it
  * calls set_query once per item. For PQ that set-up (the query's distance
  * tables) is a large part of the work, and a shape chosen on list sizes
- * alone ran PQ batches 1.2-5x slower than FAISS's own loop (issue 29).
+ * alone ran PQ batches several times slower than FAISS's own loop.
  * The cheaper shape is taken:
  *
  *   query_major = codes * code_ns
@@ -25,17 +25,16 @@
  * set_query calls it adds, less what reading each code from cache instead
  * of memory saves: nothing when the probed lists average less than
  * kListReuseMinBytes (they stay in L1/L2 between a query's neighbours
- * anyway: lists of 2.5 KB ran a batch of 64 list-major at 0.38x FAISS's
- * mode 0), else kReuseSavedNsPerByte per byte of code, at most
- * kReuseMaxSaving of code_ns. Flat codes (memory-bound, 256 bytes at d 64)
- * save about 40% that way (lists of 50 KB measured 1.2x faster list-major
- * here, of 256 KB 1.5-1.9x); PQ codes (16 bytes, their cost in table
- * look-ups) save a few percent, which the extra set_query calls
- * outweigh. The constants are first choices, not tuned.
+ * anyway, and list-major then only adds set_query calls), else
+ * kReuseSavedNsPerByte per byte of code, at most kReuseMaxSaving of
+ * code_ns. Flat codes (memory-bound) save much of their cost that way, the
+ * more the larger the lists; PQ codes (their cost in table look-ups) save
+ * little, which the extra set_query calls outweigh. The constants are
+ * first choices from measurements on a 2-core machine, not tuned.
  *
  * The coarse assignment is shared too, so that a batch of 4,000 queries
- * does not quantize on one core while mode 0 quantizes on all of them
- * (issue 29: 3 ms of a 40 ms SQ8 call), where the index allows a cut (its
+ * does not quantize on one core while mode 0 quantizes on all of them,
+ * where the index allows a cut (its
  * distances do not carry the coarse distances, whose last bits the BLAS
  * kernels round by the call's size). Every slice but the last is a whole
  * number of `align` queries (at least FAISS's BLAS threshold, so no slice
@@ -100,8 +99,8 @@ constexpr double kShapeRetryMargin = 1.25;
 ///  - query-major, when list-major wins on its prior alone (query-major
 ///    never measured here): one query-major call measures the other side,
 ///    and the next calls compare measure with measure (else the prior,
-///    once taken, was never put to the test: an SQ8 table kept list-major,
-///    9% slower, for every call);
+///    once taken, was never put to the test: a table could keep the
+///    slower shape for every call);
 ///  - the other shape, every kShapeRetryEvery-th call: an estimate
 ///    measured cold (a table's first call) or under a busy neighbour is
 ///    measured again. Query-major, FAISS's own order, always; list-major

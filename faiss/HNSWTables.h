@@ -109,8 +109,8 @@ class HNSWTables {
     /// them) when it runs on the table's CCD or the machine has one CCD,
     /// since moving a query costs two context switches and buys no
     /// locality there; otherwise they go to the table's CCD, one task per
-    /// query. 1: always one task per query (the policies bench_hnsw
-    /// compares). 0: always in the calling thread, with helpers as for -1.
+    /// query. 1: always one task per query (where the pool's policies
+    /// differ). 0: always in the calling thread, with helpers as for -1.
     /// Asynchronous searches always run on the pool.
     int hand_off = -1;
 

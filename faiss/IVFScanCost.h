@@ -7,8 +7,8 @@
  * byte of code, a guess the first call replaces. Scans of one query
  * shared scan by scan are measured apart (split_scan_ns_per_code): their
  * merges into one heap from several cores can cost more than the scans
- * (k = 100 over lists of tens of codes: a split query took 1.5x as long
- * as the caller alone).
+ * (k = 100 over lists of tens of codes: a split query took longer than
+ * the caller alone).
  *
  * A small direct-mapped cache keyed by table id: tables that collide take
  * each other's slot, and the one evicted starts from the guess again.

@@ -10,8 +10,8 @@
 #   ./scripts/bench.sh --quick     # about a minute
 #   ./scripts/bench.sh --full      # wider sweeps, more rounds
 #   ./scripts/bench.sh --record    # the figures the README quotes
-# The C++ benchmarks (bench_ivf, bench_serving, bench_hnsw, bench_pool,
-# bench_mapping) run the same way from build/benchs/ (see the README).
+# The pool's C++ benchmark, build/benchs/bench_pool, and the scale model,
+# build/tools/scale_model/bench_sim, run on their own (see the README).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -222,48 +222,9 @@ inline std::string to_json(const Report& r, bool deterministic = false) {
     return j.str();
 }
 
-/// print_report: every table, aligned (text left, numbers right), then
-/// every target, met or MISSED: what a run shows on the terminal.
+/// print_report: every target, met or MISSED, on the terminal (the
+/// tables are the report module's to render, from the JSON).
 inline void print_report(const Report& r) {
-    for (const Table& t : r.tables) {
-        std::vector<std::vector<std::string>> cells = {t.columns};
-        std::vector<bool> numeric(t.columns.size(), true);
-        for (const std::vector<Cell>& row : t.rows) {
-            cells.emplace_back();
-            for (size_t i = 0; i < row.size() && i < numeric.size(); i++) {
-                const Cell& c = row[i];
-                char buf[32];
-                snprintf(
-                        buf,
-                        sizeof(buf),
-                        c.x == std::floor(c.x) && std::fabs(c.x) < 1e15
-                                ? "%.0f"
-                                : "%.3f",
-                        c.x);
-                cells.back().push_back(
-                        c.kind == Cell::text              ? c.s
-                                : c.kind == Cell::boolean ? (c.x ? "yes" : "no")
-                                : std::isnan(c.x)         ? "-"
-                                                          : buf);
-                numeric[i] = numeric[i] && c.kind == Cell::number;
-            }
-        }
-        std::vector<size_t> width(t.columns.size(), 0);
-        for (const auto& row : cells) {
-            for (size_t i = 0; i < row.size(); i++) {
-                width[i] = std::max(width[i], row[i].size());
-            }
-        }
-        printf("\n%s\n", t.title.c_str());
-        for (const auto& row : cells) {
-            for (size_t i = 0; i < row.size(); i++) {
-                printf(numeric[i] ? "%*s  " : "%-*s  ",
-                       int(width[i]),
-                       row[i].c_str());
-            }
-            printf("\n");
-        }
-    }
     printf("\n");
     for (const Target& t : r.targets) {
         printf("%s %s: %s\n",

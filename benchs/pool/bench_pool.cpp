@@ -23,7 +23,6 @@
  */
 
 #include "contender.h"
-#include "plan.h"
 #include "results.h"
 #include "workload.h"
 
@@ -47,6 +46,39 @@ namespace bench {
 using namespace bench;
 
 namespace {
+
+/// Plan: the sizes and repetitions of one run. Default: about 2-3
+/// minutes on a 2-core machine; --quick: about 20 s (the ctest smoke
+/// test). `reps` > 0 overrides every measurement's repetitions.
+struct Plan {
+    int64_t tasks_per_submitter = 200000;
+    int max_submitters = 4;
+    int throughput_reps = 5;
+    int parked_samples = 1000;
+    int spinning_samples = 5000;
+    int parked_gap_us = 2000;
+    std::vector<uint64_t> tree_targets = {1000000, 10000000};
+    std::vector<int> tree_reps = {5, 3};
+};
+
+Plan make_plan(bool quick, int reps) {
+    Plan p;
+    if (quick) {
+        p.tasks_per_submitter = 20000;
+        p.throughput_reps = 3;
+        p.parked_samples = 100;
+        p.spinning_samples = 1000;
+        p.tree_targets = {1000000};
+        p.tree_reps = {3};
+    }
+    if (reps > 0) {
+        p.throughput_reps = reps;
+        for (int& r : p.tree_reps) {
+            r = reps;
+        }
+    }
+    return p;
+}
 
 using faiss::ccd::PolicyKind;
 using faiss::ccd::PoolStats;

@@ -35,7 +35,7 @@ under "data"), headline.md, headline_throughput.png (QPS against client
 threads), headline_latency.png (latency distribution, 8 clients),
 headline_load.png (P99 against offered load) and headline_drift.png; and
 --results-md (OUT/RESULTS.md) with the commands, commit, machine and
-targets, marked DIRTY from a tree that differs from its commit. OUT is
+targets, marked as such from a tree that differs from its commit. OUT is
 benchs/out/, which git ignores; --record (a clean tree only) writes the
 committed benchs/results/ and, for a run of every step,
 benchs/RESULTS.md. Indexes are built once and kept beside the cached ground truth
@@ -47,7 +47,6 @@ import json
 import os
 import pathlib
 import shlex
-import subprocess
 import sys
 import textwrap
 import time
@@ -176,7 +175,7 @@ def serving_rows(name, out):
     else:
         scenarios, recall = out["scenarios"], out["recall"]
     rk = {r["contender"]: r[f"R@{K}"] for r in recall}
-    fmt = bench_serving.fmt
+    fmt = report.fmt
     def ratio(res, x, key):
         best = bench_serving.best_stock(res, key) if "blocks" in out \
             else "stock"
@@ -205,7 +204,7 @@ def headline_rows(name, out):
     [min, max] (each round ran both back to back)."""
     scenarios = out["blocks"][0]["scenarios"] if "blocks" in out else \
         out["scenarios"]
-    fmt = bench_serving.fmt
+    fmt = report.fmt
     rows = []
     for s in scenarios:
         res = s["results"]
@@ -312,7 +311,7 @@ def cannot_show(cores, detected, ccds, drift_topology):
         f"`{drift_topology}`) split these cores into pretend CCDs that "
         "share the real caches: they test placement, stealing and "
         "re-mapping for correctness only.",
-        "- The scale model (`build/benchs/bench_sim`, "
+        "- The scale model (`build/tools/scale_model/bench_sim`, "
         "docs/SIMULATION.md) stands in for them: a deterministic "
         "discrete-event simulator of a 96-core and a 48-core 12-CCD part, "
         "per-CCD L3 and shared DRAM, that runs the pool's own dispatch, "
@@ -323,7 +322,7 @@ def cannot_show(cores, detected, ccds, drift_topology):
 
 def model_validation(path=ROOT / "benchs" / "results" /
                      "sim_validation.json"):
-    """What the scale model's validation (benchs/sim/validate.py) last
+    """What the scale model's validation (tools/scale_model/validate.py) last
     found: how many of its cells came within the tolerance of the measured
     QPS of this machine, read from its results file."""
     try:
@@ -423,36 +422,14 @@ COLUMNS = ["workload", "scenario", "contender", "QPS", "P50 ms", "P99 ms",
 
 
 
-def changed_paths(root):
-    """What makes the tree dirty in report.git_commit's sense."""
-    try:
-        st = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                             "--", ":/", ":!/benchs/results"],
-                            capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [ln[3:] for ln in st.stdout.splitlines()]
-
-
-def quotable(commit):
-    """Whether results of this commit may go to RESULTS.md: a clean tree
-    of a known commit."""
-    return not commit.endswith("-dirty") and commit != "unknown"
-
-
 def results_md(rep, md_path, pngs):
     """RESULTS.md: the report with its plots linked from md_path's
-    folder, and DIRTY at the top when the commit is not clean."""
+    folder (report.markdown marks a dirty tree's at the top)."""
     rel = [os.path.relpath(p, md_path.parent) for p in pngs]
     r = dict(rep, sections=rep["sections"] + [{
         "title": "Plots", "text": "\n".join(
             f"![{pathlib.Path(p).stem}]({p})" for p in rel)}])
-    text = report.markdown(r)
-    commit = rep["run"]["git_commit"]
-    if not quotable(commit):
-        text = (f"**DIRTY: measured on a tree that differs from its commit "
-                f"({commit}); not a result to quote.**\n\n" + text)
-    return text
+    return report.markdown(r)
 
 
 # ------------------------------------------------------------------- main
@@ -546,10 +523,11 @@ def run(args):
         drift_topology=f"{args.drift_topology} (emulated)",
         faiss=f"{faiss.__version__} from "
               f"{pathlib.Path(faiss.__file__).parent}")
-    if not quotable(info["git_commit"]):
+    if not report.quotable(info["git_commit"]):
+        changed = ", ".join((report.changed_paths(ROOT) or [])[:5])
         print(f"bench_headline.py: commit {info['git_commit']} "
-              f"({', '.join(changed_paths(ROOT)[:5]) or 'no repository'})"
-              f": {args.results_md} will be marked DIRTY", flush=True)
+              f"({changed or 'no repository'}): {args.results_md} will be "
+              "marked as measured on a dirty tree", flush=True)
     print(f"bench_headline.py: results go to {args.out}"
           + ("" if args.record else " (--record: benchs/results)"),
           flush=True)

@@ -12,8 +12,8 @@ CCD pool, taking turns in one process.
 
 Contenders (--contenders, comma-separated) search the same tables with the
 same query sequence: "stock" calls the table's index.search (one query) in
-the client thread, with faiss.omp_set_num_threads(1) in that thread, as
-benchs/hnsw/bench_hnsw.cpp's stock does; "wheel" does the same with the
+the client thread, with faiss.omp_set_num_threads(1) in that thread
+(stock at its best); "wheel" does the same with the
 faiss-cpu wheel (FAISS 1.15.1, what a user would install instead) in its
 own process (faiss.contrib.ccd.peer), its turns alternating with the
 others; "ccd" is faiss.ccd.HNSWTables on
@@ -334,46 +334,39 @@ STOCK = ("stock", "wheel")
 def best_stock(res, key="qps"):
     """The stock contender (this faiss's, or the wheel's) with the
     highest QPS, or the lowest value of a percentile key."""
-    names = [n for n in res if n in STOCK]
-    if key == "qps":
-        return max(names, key=lambda n: res[n]["qps"])
-    return min(names, key=lambda n: res[n][key])
+    return report.best(res, [n for n in res if n in STOCK], key)
 
 
 def targets(out):
     """The issue's targets that this run measured, answers first."""
     pools = [n for n in out["contenders"] if n not in STOCK]
     same = {r["contender"]: r["same_labels"] for r in out["recall"]}
-    res = [{"target": "answers: labels equal stock IndexHNSW.search's",
-            "measured": ", ".join(f"{n} {same[n]:.2%}" for n in pools),
-            "met": all(same[n] == 1.0 for n in pools),
-            "why": "HNSW search is deterministic given the index and "
-                   "efSearch: a difference is a bug", "next": ""}]
+    res = [report.judge(
+        "answers: labels equal stock IndexHNSW.search's",
+        min(same[n] for n in pools), 1.0,
+        detail=", ".join(f"{n} {same[n]:.2%}" for n in pools),
+        why="HNSW search is deterministic given the index and efSearch: "
+            "a difference is a bug")]
     by = {s["scenario"]: s["results"] for s in out["scenarios"]}
     for n in (1, 8, 32):
         r = by.get(f"closed {n} client(s)")
         if not r:
             continue
-        b = best_stock(r)
-        st = r[b]
+        st, bt = r[best_stock(r)], r[best_stock(r, "p999_ms")]
         for name in pools:
-            ratio = r[name]["qps"] / st["qps"]
-            res.append({
-                "target": f"{name}, {n} client thread(s): QPS >= "
-                          f"{QPS_TARGET}x best stock",
-                "measured": f"{ratio:.2f}x ({r[name]['qps']:.0f} vs "
-                            f"{st['qps']:.0f}, {b})",
-                "met": ratio >= QPS_TARGET,
-                "why": WHY_TASK if name == "ccd-task" else WHY_AUTO,
-                "next": NEXT_TASK if name == "ccd-task" else NEXT_AUTO})
-            bt = r[best_stock(r, "p999_ms")]
-            ratio = r[name]["p999_ms"] / bt["p999_ms"]
-            res.append({
-                "target": f"{name}, {n} client thread(s): P999 <= best "
-                          "stock's",
-                "measured": f"{ratio:.2f}x ({r[name]['p999_ms']:.3f} vs "
-                            f"{bt['p999_ms']:.3f} ms)",
-                "met": ratio <= 1.0, "why": WHY_TAIL, "next": NEXT_TAIL})
+            task = name == "ccd-task"
+            res.append(report.judge(
+                f"{name}, {n} client thread(s): QPS >= {QPS_TARGET}x best "
+                "stock", r[name]["qps"] / st["qps"], QPS_TARGET,
+                detail=f"{r[name]['qps']:.0f} vs {st['qps']:.0f}, "
+                       f"{best_stock(r)}",
+                why=WHY_TASK if task else WHY_AUTO,
+                next=NEXT_TASK if task else NEXT_AUTO))
+            res.append(report.judge(
+                f"{name}, {n} client thread(s): P999 <= best stock's",
+                r[name]["p999_ms"] / bt["p999_ms"], 1.0, at_most=True,
+                detail=f"{r[name]['p999_ms']:.3f} vs {bt['p999_ms']:.3f} "
+                       "ms", why=WHY_TAIL, next=NEXT_TAIL))
     return res
 
 
@@ -395,12 +388,6 @@ WHY_TAIL = ("a P999 of a short turn rests on a handful of calls: the "
             "cores), the GIL between calls and whatever else the machine "
             "runs, not only the contender")
 NEXT_TAIL = "more rounds (--rounds) to tell the tail from noise"
-
-
-def fmt(x):
-    if x is None or x != x:
-        return "-"
-    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
 def to_report(out):
@@ -435,8 +422,8 @@ def to_report(out):
         for n, x in res.items():
             cross = x.get("cross_ccd_steal_ratio")
             rows.append([s["scenario"], n, round(x["qps"]),
-                         fmt(x["ms_per_query"]), fmt(x["p50_ms"]),
-                         fmt(x["p99_ms"]), fmt(x["p999_ms"]),
+                         report.fmt(x["ms_per_query"]), report.fmt(x["p50_ms"]),
+                         report.fmt(x["p99_ms"]), report.fmt(x["p999_ms"]),
                          f"{x['qps'] / st['qps']:.2f}x",
                          f"{x['p999_ms'] / st['p999_ms']:.2f}x",
                          "-" if cross is None else f"{cross:.0%}"])

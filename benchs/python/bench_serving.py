@@ -151,10 +151,8 @@ def ivf_of(index):
 
 # ------------------------------------------------------------ measurement
 def best_stock(results, key="qps"):
-    stock = {n: r for n, r in results.items() if not n.startswith("ccd")}
-    if key == "qps":
-        return max(stock, key=lambda n: stock[n]["qps"])
-    return min(stock, key=lambda n: stock[n][key])
+    return report.best(results, [n for n in results
+                                 if not n.startswith("ccd")], key)
 
 
 def scenario(name, contenders, rounds, run_one, ivf, pool):
@@ -292,15 +290,11 @@ def targets(block):
         r = by.get(f"closed {n} client(s)")
         if r:
             b = best_stock(r)
-            ratio = r["ccd"]["qps"] / r[b]["qps"]
-            out.append({
-                "target": f"{n} Python client thread(s): CCD QPS >= 1.0x "
-                          f"best stock",
-                "measured": f"{ratio:.2f}x ({r['ccd']['qps']:.0f} vs "
-                            f"{r[b]['qps']:.0f}, {b})",
-                "met": ratio >= 1.0,
-                "why": WHY_QPS if n == 1 else WHY_CLIENTS,
-                "next": NEXT_QPS})
+            out.append(report.judge(
+                f"{n} Python client thread(s): CCD QPS >= 1.0x best stock",
+                r["ccd"]["qps"] / r[b]["qps"], 1.0,
+                detail=f"{r['ccd']['qps']:.0f} vs {r[b]['qps']:.0f}, {b}",
+                why=WHY_QPS if n == 1 else WHY_CLIENTS, next=NEXT_QPS))
     tails = [("8 client threads: P999 <= 0.5x best stock",
               by.get("closed 8 client(s)"), "p999_ms", 0.5)]
     tails += [(f"{name.split(' (')[0]}: P99 <= 0.7x best stock", r,
@@ -308,25 +302,20 @@ def targets(block):
               if name.startswith(("open 70%", "open 90%"))]
     for target, r, key, limit in tails:
         if r:
-            out.append(tail_target(target, r, key, limit))
+            # Met if the CCD mode or ccd-fifo (a Pool option a user turns
+            # on for tails) meets it; both are shown.
+            b = best_stock(r, key)
+            ratios = {n: x[key] / r[b][key] for n, x in r.items()
+                      if n.startswith("ccd")}
+            top = min(ratios, key=ratios.get)
+            out.append(report.judge(
+                target, ratios[top], limit, at_most=True,
+                detail="; ".join(
+                    f"{n} {v:.2f}x, its QPS "
+                    f"{r[n]['qps'] / r[b]['qps']:.2f}x"
+                    for n, v in ratios.items()) + f"; {b}",
+                why=WHY_TAIL, next=NEXT_TAIL))
     return out
-
-
-def tail_target(target, r, key, limit):
-    """A tail target, met if the CCD mode or ccd-fifo (a Pool option a
-    user turns on for tails) meets it; both are shown."""
-    b = best_stock(r, key)
-    ratios = {n: x[key] / r[b][key] for n, x in r.items()
-              if n.startswith("ccd")}
-    def shown(n, v):
-        qps = r[n]["qps"] / r[b]["qps"]
-        return f"{n} {v:.2f}x" + (f" (its QPS {qps:.2f}x)" if n != "ccd"
-                                  else "")
-    return {"target": target,
-            "measured": "; ".join(shown(n, v) for n, v in ratios.items()) +
-            f" ({b})",
-            "met": min(ratios.values()) <= limit,
-            "why": WHY_TAIL, "next": NEXT_TAIL}
 
 
 WHY_QPS = ("one Python thread: stock mode 1's OpenMP team spins between "
@@ -344,10 +333,6 @@ WHY_TAIL = ("tails with more threads than 2 cores are the kernel's time "
 NEXT_TAIL = ("ccd-fifo (faiss.ccd.Pool(fifo_callers=True)) orders the "
              "callers; next, wake the next admitted caller before the "
              "leaving one ends, so the gate's hand-off overlaps the scan")
-
-
-def fmt(x):
-    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
 def to_report(out):
@@ -378,8 +363,8 @@ def to_report(out):
             b = best_stock(res)
             for n, x in res.items():
                 rows.append([s["scenario"], n, round(x["qps"]),
-                             fmt(x["ms_per_query"]), fmt(x["p50_ms"]),
-                             fmt(x["p99_ms"]), fmt(x["p999_ms"]),
+                             report.fmt(x["ms_per_query"]), report.fmt(x["p50_ms"]),
+                             report.fmt(x["p99_ms"]), report.fmt(x["p999_ms"]),
                              f"{x['qps'] / res[b]['qps']:.2f}x"])
         r["tables"].append({
             "title": f"{sp}: serving", "columns": [

@@ -102,7 +102,7 @@ bool plan_remap(
     const double before = imbalance(loads);
     // No mapping beats one id's own traffic: when the hottest id alone
     // is over the threshold, only re-map if we are 5% above that bound,
-    // or every tick would move traffic for nothing (bench_mapping, 12x8).
+    // or every tick would move traffic for nothing.
     uint64_t hottest = 0;
     for (const auto& entry : fast.totals()) {
         hottest = std::max(hottest, entry.second);
@@ -184,8 +184,8 @@ bool Monitor::tick() {
         // Keeps its capacity for the next swap, up to kKeepRecords: each
         // swap hands this vector to another buffer, so a burst's capacity
         // would otherwise travel from buffer to buffer until every one of
-        // them (workers + kOutsideBuffers) held that much: batches of
-        // 200,000 queries grew the process 6-10 MB a round (issue 28).
+        // them (workers + kOutsideBuffers) held that much, and the process
+        // grew with every large batch.
         if (drained_.capacity() > kKeepRecords) {
             std::vector<Record>().swap(drained_);
         } else {

@@ -55,12 +55,11 @@ namespace faiss {
 namespace ccd {
 
 /// MonitorConfig: the windows and thresholds of re-mapping. The fast
-/// window's default (2 s, in 0.5 s buckets) was chosen by the scale model
-/// and bench_mapping's drift runs (docs/SIMULATION.md, "V2's monitor fast
-/// window"): a hot set that rotates every 5 s is followed by a window of
-/// at most half that period (12 CCDs: L3 misses 7.9% -> 3.7% of bytes,
-/// mean imbalance 2.48 -> 2.04, a quarter of the bytes moved per re-map),
-/// where the paper's 10 s window lags a whole rotation behind.
+/// window's default (2 s, in 0.5 s buckets) was chosen with the scale
+/// model (docs/SIMULATION.md, "V2's monitor fast window", has the
+/// figures): a hot set that rotates every 5 s is followed by a window of
+/// at most half that period, where the paper's 10 s window lags a whole
+/// rotation behind.
 struct MonitorConfig {
     double fast_window_s = 2;         ///< window the re-map decision reads
     double slow_window_s = 60;        ///< longer view, for observability

@@ -116,8 +116,8 @@ Pool::Pool(const Topology& topology, PolicyKind policy, PoolOptions options)
     }
     if (options_.fifo_callers) {
         // One slot more than workers: a core whose caller left stays busy
-        // while the next one wakes up (measured: bench_ivf, 8 clients, 2
-        // workers: 78% of the CPU used with 2 slots, 94% with 3).
+        // while the next one wakes up (with as many slots as workers, a
+        // core idles through every wake-up).
         caller_gate_.reset(new CallerGate(uint32_t(nw + 1)));
     }
     const unsigned hw = std::thread::hardware_concurrency();
@@ -364,8 +364,7 @@ void Pool::dispatch(TaskNode* task) {
     // The CPU is a hint (the thread may move right after), asked only when
     // the choice depends on it. Measured before the policy passed over the
     // caller's own worker: a helper sent there ran after the caller's scans,
-    // not beside them (a batch of 4 queries, 1 helper: the caller ran 95% of
-    // the units).
+    // not beside them (the caller ran nearly every unit itself).
     const int target = policy_.dispatch_target(
             topology_,
             ccd,

@@ -104,9 +104,8 @@ struct PoolOptions {
     int yield_spin_us = -1;
     /// fifo_callers: CallerScope lets at most num_workers + 1 outside
     /// callers in at once, in arrival order (see there). Off by default:
-    /// with 8 closed-loop clients on 2 workers it cut bench_ivf's P999 to
-    /// a third, but cost a fifth of the QPS (a sleep and a wake-up per
-    /// search).
+    /// it cuts the tail latency of more closed-loop clients than workers,
+    /// but costs throughput (a sleep and a wake-up per search).
     bool fifo_callers = false;
     uint32_t deque_capacity = 4096; ///< per worker, a power of two
     uint32_t ring_capacity = 1024;  ///< per worker, a power of two

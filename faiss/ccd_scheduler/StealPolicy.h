@@ -15,7 +15,7 @@
  *                 production baseline for co-located HNSW tables).
  *
  * The three decisions the pool makes per task are member functions here,
- * so that the pool, a unit test and the simulator (benchs/sim/) run the
+ * so that the pool, a unit test and the simulator (tools/scale_model/) run the
  * same code:
  *  - dispatch_target: which worker a submitted task is queued on;
  *  - wake_helper:     which parked worker to wake beside a busy target;
@@ -61,9 +61,9 @@ struct StealConfig {
     /// dry; larger values keep more work at home at some cost in latency.
     /// Default kCcdWorkers: a CCD is robbed only once it holds at least
     /// as many queued tasks as it has workers. The scale model chose it
-    /// (docs/SIMULATION.md, "V2's cross-CCD threshold"): on 12 CCDs x 8 it
-    /// lifts the skewed HNSW workload 1.22x and cuts its cross-CCD steals
-    /// from 59% to 25% against a threshold of 1, and costs IVF nothing.
+    /// (docs/SIMULATION.md, "V2's cross-CCD threshold", has the figures):
+    /// on 12 CCDs x 8 it lifts the skewed HNSW workload and cuts its
+    /// cross-CCD steals against a threshold of 1, and costs IVF nothing.
     /// With one worker per CCD it is 1. The price: while every worker of a
     /// CCD runs something, up to threshold - 1 tasks queued there wait for
     /// one of them, even with other CCDs idle (searches do not wait on

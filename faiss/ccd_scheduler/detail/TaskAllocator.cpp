@@ -71,8 +71,7 @@ struct Cache {
     // subtracts what it took. So count >= the stack's length (a counted
     // block may not be pushed yet) and the stack never holds more than
     // kMaxReturned: a client thread whose tasks workers free (the pool's
-    // common pattern) no longer keeps every node of a big batch for ever
-    // (issue 28, 4: a 200,000-query batch kept 20-50 MB).
+    // common pattern) no longer keeps every node of a big batch for ever.
     struct alignas(64) Returns {
         std::atomic<Block*> head{nullptr};
         std::atomic<int> count{0};

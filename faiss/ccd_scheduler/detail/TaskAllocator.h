@@ -3,8 +3,8 @@
  *
  * The pool's common pattern defeats malloc's per-thread caches: a client
  * thread allocates every task node and a worker frees it, so each side
- * keeps going to the shared arena (perf on bench_pool's tiny tasks: 31% of
- * the time in malloc/free and the arena lock). Here every thread owns a
+ * keeps going to the shared arena (for tiny tasks, malloc/free and the
+ * arena lock were most of the time a profile showed). Here every thread owns a
  * cache of fixed-size blocks per size class; a block remembers its owner;
  * the owner frees into its own list, anyone else pushes the block onto the
  * owner's remote-return stack (one CAS), and the owner takes that whole

@@ -3,8 +3,8 @@
  * its figures do not depend on this machine's speed or load, and two runs
  * with the same options and seed write the same JSON (less the run facts).
  *
- *   build/benchs/bench_sim                  # ~10-15 min on one core
- *   build/benchs/bench_sim --quick          # seconds: the ctest smoke run
+ *   build/tools/scale_model/bench_sim                  # ~10-15 min on one core
+ *   build/tools/scale_model/bench_sim --quick          # seconds: the ctest smoke run
  *   python3 -m faiss.contrib.ccd.report benchs/results/sim.json
  *
  * Options: bench_sim --help.
@@ -19,7 +19,7 @@
 #include <string>
 
 #ifndef BENCH_SIM_DIR
-#define BENCH_SIM_DIR "benchs/sim"
+#define BENCH_SIM_DIR "tools/scale_model"
 #endif
 
 int main(int argc, char** argv) {
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
             "calibration",
             &o.calibration,
             "FILE",
-            "per-byte costs (benchs/sim/calibration.json)");
+            "per-byte costs (tools/scale_model/calibration.json)");
     options.add(
             "l3-ns-per-byte",
             &o.l3_ns_per_byte,
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
             "data",
             &o.data_dir,
             "DIR",
-            "IVF list-size files (benchs/sim/data)");
+            "IVF list-size files (tools/scale_model/data)");
     options.add("block-kb", &block_kb, "N", "IVF L3 block size (64)");
     options.add("warmup-s", &o.warmup_s, "S", "simulated warm-up (1)");
     options.add("measure-s", &o.measure_s, "S", "simulated measure (1)");
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
             "host",
             &host,
             "only the model of this machine on bench_ivf's indexes "
-            "(sim_host.json; benchs/sim/validate.py judges it)");
+            "(sim_host.json; tools/scale_model/validate.py judges it)");
     options.add("seed", &o.seed, "N", "random seed (1)");
     options.flag(
             "deterministic",

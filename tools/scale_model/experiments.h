@@ -26,8 +26,8 @@ using bench::Target;
 
 struct Options {
     std::vector<std::string> parts = {"genoa96", "rome48"};
-    std::string data_dir;    ///< benchs/sim/data
-    std::string calibration; ///< benchs/sim/calibration.json ("" = none)
+    std::string data_dir;    ///< tools/scale_model/data
+    std::string calibration; ///< tools/scale_model/calibration.json ("" = none)
     ScanCosts costs;         ///< after the file and the overrides
     double l3_ns_per_byte = -1, dram_ns_per_byte = -1, task_overhead_ns = -1;
     uint32_t ivf_block_bytes = 65536;
@@ -49,7 +49,7 @@ Report build_report(const Options& options, FILE* progress);
 /// the model of this machine (part "host" of the calibration) replays
 /// bench_ivf's own indexes and queries (data/bench_ivf/*.lists, written by
 /// bench_ivf --lists-out) with bench_ivf's client counts, V0 / V1 / V2.
-/// benchs/sim/validate.py sets them beside bench_ivf's measurements.
+/// tools/scale_model/validate.py sets them beside bench_ivf's measurements.
 Report build_host_report(const Options& options, FILE* progress);
 
 } // namespace sim

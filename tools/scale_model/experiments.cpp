@@ -368,7 +368,7 @@ Report build_report(const Options& o, FILE* progress) {
     rep.notes.push_back(
             "The model's validation against this machine's measurements is "
             "its own report: sim_validation.md (bench_sim --host, then "
-            "benchs/sim/validate.py; docs/SIMULATION.md, section "
+            "tools/scale_model/validate.py; docs/SIMULATION.md, section "
             "Validation).");
     rep.targets = {t1, t2, t3, t4, t5, t6};
     return rep;
@@ -381,7 +381,7 @@ Report build_host_report(const Options& o, FILE* progress) {
     rep.benchmark = "sim_host";
     rep.notes.push_back(
             "Predictions, to be set beside bench_ivf's measurements by "
-            "benchs/sim/validate.py. Scan costs: " +
+            "tools/scale_model/validate.py. Scan costs: " +
             o.costs.source + " (L3 " + fmt("%.4f", o.costs.l3_ns_per_byte) +
             " ns/B, DRAM " + fmt("%.4f", o.costs.dram_ns_per_byte) +
             " ns/B one core, " + fmt("%.2f", o.costs.host.dram_gbps) +

@@ -3,7 +3,7 @@
  * machine: one core scans vectors of d = 128 against a query, once over
  * data that stays in the caches (l3_ns_per_byte) and once over data far
  * beyond the L3 (dram_ns_per_byte). Prints the JSON to paste into
- * benchs/sim/calibration.json.
+ * tools/scale_model/calibration.json.
  *
  * The scan is FAISS's own in calibrate_scan_faiss (the fork's IVFFlat
  * InvertedListScanner over inverted lists of bench_ivf's average size,

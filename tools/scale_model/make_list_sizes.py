@@ -3,9 +3,9 @@ each list) that bench_sim reads, from real indexes built with the fork's
 Python module. Single-threaded and small on purpose; output a few KB:
 
     OMP_NUM_THREADS=1 PYTHONPATH=<build>/python \\
-        PYTHONPATH=build/python .venv/bin/python benchs/sim/make_list_sizes.py [synthetic] [fmnist]
+        PYTHONPATH=build/python .venv/bin/python tools/scale_model/make_list_sizes.py [synthetic] [fmnist]
 
-File format (benchs/sim/data/<name>.lists): '#' comment lines (what was
+File format (tools/scale_model/data/<name>.lists): '#' comment lines (what was
 built, how), then a header line "d nlist nprobe", then one line per list:
 "size probes" (vectors in the list; probes of it by the queries).
 """
@@ -51,7 +51,7 @@ def build(name):
     lines = [f"# {name}: {ds} ({len(xb)} x {d}), IVF{nlist} trained by "
              f"faiss.Kmeans (niter 10, seed 123) on {len(train)} vectors;",
              f"# probes: the data set's {len(xq)} queries, nprobe {nprobe}.",
-             f"# written by benchs/sim/make_list_sizes.py in "
+             f"# written by tools/scale_model/make_list_sizes.py in "
              f"{time.time() - t0:.0f} s",
              f"{d} {nlist} {nprobe}"]
     lines += [f"{s} {c}" for s, c in zip(sizes, counts)]

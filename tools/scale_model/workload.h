@@ -5,7 +5,7 @@
  * an IVF list (MappingId = table 1, list i) or an HNSW table (MappingId =
  * table i). Each item is a run of blocks; a task reads some of them.
  *
- * IvfWorkload: list sizes of a real index (benchs/sim/data/*.lists); a
+ * IvfWorkload: list sizes of a real index (tools/scale_model/data/*.lists); a
  * query probes `nprobe` distinct lists drawn by popularity: a Zipf law of
  * exponent `zipf` over a seeded random order of the lists, or the measured
  * probe counts of the data set's own queries (popularity = "measured").
@@ -121,7 +121,7 @@ class Workload {
 };
 
 struct IvfConfig {
-    std::string lists_file; ///< benchs/sim/data/<name>.lists
+    std::string lists_file; ///< tools/scale_model/data/<name>.lists
     int nprobe = 0;         ///< 0: the file's
     double zipf = 1.1;      ///< popularity exponent over lists
     bool measured_popularity = false;

@@ -13,11 +13,15 @@ measurement.
     V1  flat work stealing                             pool-flat
     V2  CCD placement + hierarchical stealing          pool-ccd
 
-    benchs/sim/validate.py DIR [--measured MDIR] [--out OUT]
+    tools/scale_model/validate.py DIR [--measured MDIR] [--out OUT]
 
 DIR holds sim_host.json, MDIR (default DIR) ivf_synthetic.json and
 ivf_fmnist.json; writes OUT/sim_validation.json, .md and .png (OUT
 defaults to DIR).
+
+bench_ivf, the C++ IVF harness, was retired with the other C++ harnesses
+but the pool's (issue 30): its last measurements, benchs/results/ivf_*.json,
+are the ones the model of this machine is validated against.
 """
 
 import argparse
