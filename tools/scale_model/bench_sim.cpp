@@ -4,8 +4,8 @@
  * with the same options and seed write the same JSON (less the run facts).
  *
  *   build/tools/scale_model/bench_sim                  # ~10-15 min on one core
- *   build/tools/scale_model/bench_sim --quick          # seconds: the ctest smoke run
- *   python3 -m faiss.contrib.ccd.report benchs/results/sim.json
+ *   build/tools/scale_model/bench_sim --quick          # seconds: the ctest
+ * smoke run python3 -m faiss.contrib.ccd.report benchs/results/sim.json
  *
  * Options: bench_sim --help.
  */
