@@ -189,7 +189,10 @@ void measure_setup(
         has_setup_terms(call.table_id)) {
         return;
     }
-    std::unique_ptr<InvertedListScanner> scanner = call.scanner();
+    // Its own scanner: the call's spare (ResolvedCall::scanner) is for its
+    // first participant.
+    std::unique_ptr<InvertedListScanner> scanner(
+            call.ivf.get_InvertedListScanner(call.store_pairs, call.sel));
     TermSample sample;
     for (idx_t q = 0; q < std::min(n, kSetupProbes); q++) {
         int64_t t0 = steady_now_ns();
